@@ -1,0 +1,44 @@
+# The README's commands. `make run` sets up and runs the driver suite in UML;
+# `make test` sets up and runs the framework's unit tests, then the driver tests.
+VENV   := .venv
+PYTHON := $(VENV)/bin/python
+STAMP  := $(VENV)/.roadtest-installed
+
+.PHONY: all setup system venv kernel run test unit drivers lint clean
+
+all: run
+
+setup: system venv
+
+system:
+	@scripts/setup-system.sh
+
+# Reinstall only when the packaging changes: a second `make` does no network work.
+$(STAMP): setup.cfg pyproject.toml
+	@test -x $(PYTHON) || /usr/bin/python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+venv: system $(STAMP)
+
+kernel: setup
+	$(VENV)/bin/roadtest build
+
+run: kernel
+	$(VENV)/bin/roadtest run tests/drivers
+
+unit: setup
+	$(PYTHON) -m pytest -q tests/unit
+
+drivers: kernel
+	$(VENV)/bin/roadtest run tests/drivers tests/guest
+
+lint: setup
+	$(VENV)/bin/ruff check roadtest tests bench
+	$(VENV)/bin/ruff format --check roadtest tests bench
+	$(VENV)/bin/mypy
+
+test: lint unit drivers
+
+clean:
+	rm -rf $(VENV) *.egg-info

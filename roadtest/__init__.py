@@ -1,0 +1,1 @@
+"""roadtest: test real Linux drivers against Python models of their hardware."""

@@ -1,0 +1,67 @@
+"""The `roadtest` command: build the guest kernel, run driver tests."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from roadtest.errors import RoadtestError
+
+
+def _repo_root() -> Path:
+    from roadtest.testing.plugin import repo_root
+
+    return repo_root()
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from roadtest.kernel import build_main
+
+    return build_main(_repo_root())
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import pytest
+
+    from roadtest.kernel import ensure_kernel
+
+    # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
+    ensure_kernel(_repo_root())
+    pytest_args = list(args.pytest_args) or [str(_repo_root() / "tests" / "drivers")]
+    return int(pytest.main(pytest_args))
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="roadtest",
+        description="Test real Linux drivers in a User-Mode Linux guest against Python models.",
+    )
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    build = sub.add_parser("build", help="build the guest kernel, or confirm the cached one is current")
+    build.set_defaults(func=cmd_build)
+    run = sub.add_parser(
+        "run",
+        help="run driver tests (arguments go to pytest; default: tests/drivers)",
+        description="Run driver tests with pytest; every argument is passed to pytest.",
+    )
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments, e.g. -k opt3001 -n 2")
+    run.set_defaults(func=cmd_run)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except RoadtestError as err:
+        print(f"roadtest: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("roadtest: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

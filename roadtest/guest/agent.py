@@ -1,0 +1,162 @@
+"""The agent that runs inside the guest and performs the test's requests.
+
+Every op is a plain function of msgpack-able arguments. An OSError raised by
+an op goes back to the host with its errno; anything else is a bug in the
+request or the agent, and goes back as EINVAL with the exception text so the
+test fails with a message instead of the guest dying.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import os
+import select
+from collections.abc import Callable
+from typing import Any
+
+from roadtest.guest.protocol import Channel, ProtocolError
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS_FINIT_MODULE = 313  # x86_64 numbers: UML/x86_64 and the QEMU guest share them
+_SYS_DELETE_MODULE = 176
+
+
+def _check(ret: int, what: str) -> int:
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return ret
+
+
+def read_file(path: str) -> bytes:
+    with open(path, "rb", buffering=0) as f:
+        return f.read()
+
+
+def write_file(path: str, data: bytes) -> None:
+    # One write() so that sysfs sees the whole value in a single store.
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def open_(path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+    return os.open(path, flags, mode)
+
+
+def close(fd: int) -> None:
+    os.close(fd)
+
+
+def read(fd: int, size: int) -> bytes:
+    return os.read(fd, size)
+
+
+def write(fd: int, data: bytes) -> int:
+    return os.write(fd, data)
+
+
+def ioctl(fd: int, request: int, arg: int | bytes = 0) -> dict[str, Any]:
+    """Run ioctl(2); a bytes argument is passed as a mutable buffer and returned."""
+    if isinstance(arg, bytes):
+        buf = bytearray(arg)
+        ret = fcntl.ioctl(fd, request, buf, True)
+        return {"ret": ret, "buf": bytes(buf)}
+    return {"ret": fcntl.ioctl(fd, request, arg), "buf": None}
+
+
+def poll(fds: list[list[int]], timeout_ms: int) -> list[list[int]]:
+    poller = select.poll()
+    for fd, events in fds:
+        poller.register(fd, events)
+    return [[fd, revents] for fd, revents in poller.poll(timeout_ms)]
+
+
+def listdir(path: str) -> list[str]:
+    return sorted(os.listdir(path))
+
+
+def load_module(path: str, params: str = "") -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _check(
+            _libc.syscall(_SYS_FINIT_MODULE, fd, params.encode(), 0),
+            f"finit_module({path})",
+        )
+    finally:
+        os.close(fd)
+
+
+def remove_module(name: str) -> None:
+    _check(
+        _libc.syscall(_SYS_DELETE_MODULE, name.encode(), os.O_NONBLOCK),
+        f"delete_module({name})",
+    )
+
+
+def run(argv: list[str], limit: float = 60.0) -> dict[str, Any]:
+    import subprocess  # costs ~60 ms of the guest's boot if imported up front
+
+    proc = subprocess.run(argv, capture_output=True, timeout=limit, check=False)
+    return {"rc": proc.returncode, "out": proc.stdout, "err": proc.stderr}
+
+
+def kmsg(text: str) -> None:
+    """Put a line in the kernel log, so host-side events can be placed among the kernel's."""
+    write_file("/dev/kmsg", text.encode())
+
+
+def ping() -> None:
+    return None
+
+
+OPS: dict[str, Callable[..., Any]] = {
+    "read_file": read_file,
+    "write_file": write_file,
+    "open": open_,
+    "close": close,
+    "read": read,
+    "write": write,
+    "ioctl": ioctl,
+    "poll": poll,
+    "listdir": listdir,
+    "load_module": load_module,
+    "remove_module": remove_module,
+    "run": run,
+    "kmsg": kmsg,
+    "ping": ping,
+}
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    args = dict(request)
+    op = args.pop("op", None)
+    func = OPS.get(op) if isinstance(op, str) else None
+    if func is None:
+        return {"errno": errno.EINVAL, "msg": f"unknown agent op {op!r}"}
+    try:
+        return {"r": func(**args)}
+    except OSError as err:
+        text = err.strerror or str(err)
+        if err.filename is not None:
+            text = f"{text}: {err.filename}"
+        return {"errno": err.errno or errno.EIO, "msg": text}
+    except Exception as err:  # a bad request must not take the guest down
+        return {"errno": errno.EINVAL, "msg": f"{op}: {type(err).__name__}: {err}"}
+
+
+def serve(channel: Channel) -> str:
+    """Answer requests until the host asks to stop; returns the stop op's name."""
+    while True:
+        try:
+            request = channel.recv()
+        except ProtocolError:
+            return "poweroff"
+        if request.get("op") in ("poweroff", "reboot"):
+            channel.send({"r": None})
+            return str(request["op"])
+        channel.send(handle(request))

@@ -1,0 +1,108 @@
+"""Host side of the agent channel: the calls a test makes into the guest."""
+
+from __future__ import annotations
+
+import os
+import select
+from typing import Any
+
+from roadtest.guest.protocol import Channel, ProtocolError
+
+
+class AgentTimeout(ProtocolError):
+    """The guest did not answer in time: it hangs or is busy forever."""
+
+
+class AgentClient:
+    """Synchronous calls into the guest agent; an errno from the guest raises OSError."""
+
+    def __init__(self, channel: Channel, timeout: float = 30.0) -> None:
+        self.channel = channel
+        self.timeout = timeout
+
+    def _recv(self, timeout: float) -> dict[str, Any]:
+        if not self.channel.has_buffered():
+            ready, _, _ = select.select([self.channel.rfd], [], [], timeout)
+            if not ready:
+                raise AgentTimeout(f"guest agent did not answer within {timeout:g} s")
+        return self.channel.recv()
+
+    def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
+        self.channel.send({"op": op, **args})
+        reply = self._recv(self.timeout if timeout is None else timeout)
+        if "errno" in reply:
+            raise OSError(reply["errno"], reply.get("msg", os.strerror(reply["errno"])))
+        return reply.get("r")
+
+    def wait_ready(self, timeout: float) -> dict[str, Any]:
+        reply = self._recv(timeout)
+        if not reply.get("ready"):
+            raise ProtocolError(f"expected the agent's ready message, got {reply!r}")
+        return reply
+
+    # Files
+    def read_file(self, path: str) -> bytes:
+        data: bytes = self.call("read_file", path=str(path))
+        return data
+
+    def write_file(self, path: str, data: bytes | str) -> None:
+        self.call("write_file", path=str(path), data=data.encode() if isinstance(data, str) else data)
+
+    def listdir(self, path: str) -> list[str]:
+        names: list[str] = self.call("listdir", path=str(path))
+        return names
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.call("listdir", path=str(path))
+        except NotADirectoryError:
+            return True
+        except FileNotFoundError:
+            return False
+        return True
+
+    # File descriptors
+    def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+        fd: int = self.call("open", path=str(path), flags=flags, mode=mode)
+        return fd
+
+    def close(self, fd: int) -> None:
+        self.call("close", fd=fd)
+
+    def read(self, fd: int, size: int) -> bytes:
+        data: bytes = self.call("read", fd=fd, size=size)
+        return data
+
+    def write(self, fd: int, data: bytes) -> int:
+        n: int = self.call("write", fd=fd, data=data)
+        return n
+
+    def ioctl(self, fd: int, request: int, arg: int | bytes = 0) -> tuple[int, bytes | None]:
+        reply = self.call("ioctl", fd=fd, request=request, arg=arg)
+        return int(reply["ret"]), reply["buf"]
+
+    def poll(self, fds: list[tuple[int, int]], timeout_ms: int) -> list[tuple[int, int]]:
+        ready = self.call(
+            "poll",
+            fds=[[fd, ev] for fd, ev in fds],
+            timeout_ms=timeout_ms,
+            timeout=self.timeout + max(timeout_ms, 0) / 1000,
+        )
+        return [(fd, rev) for fd, rev in ready]
+
+    # Modules and programs
+    def load_module(self, path: str, params: str = "") -> None:
+        self.call("load_module", path=str(path), params=params)
+
+    def remove_module(self, name: str) -> None:
+        self.call("remove_module", name=name)
+
+    def run(self, argv: list[str], timeout: float = 60.0) -> tuple[int, bytes, bytes]:
+        reply = self.call("run", argv=[str(a) for a in argv], limit=timeout, timeout=timeout + 5)
+        return int(reply["rc"]), reply["out"], reply["err"]
+
+    def kmsg(self, text: str) -> None:
+        self.call("kmsg", text=text)
+
+    def ping(self) -> None:
+        self.call("ping")

@@ -1,0 +1,93 @@
+"""PID 1 of the guest: prepare the system, then serve the host's agent requests.
+
+Started by the kernel as `init=<python> -- -I -S <this file>`, with
+ROADTEST_WORK (the run's work directory, the one writable host path),
+ROADTEST_AGENT_TTY (the tty wired to the host's channel) and
+ROADTEST_PYTHONPATH (where roadtest and msgpack are) in its environment.
+`-I -S` and an explicit path keep Python's start short: every file it looks
+up is a hostfs round trip. PID 1 must never exit: whatever happens, it ends
+by powering the guest off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import termios
+import time
+import tty
+
+if __name__ == "__main__":
+    sys.path[0:1] = os.environ.get("ROADTEST_PYTHONPATH", "").split(":")
+
+from roadtest.guest import agent  # noqa: E402
+from roadtest.guest.protocol import Channel  # noqa: E402
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_MS_RDONLY = 1
+_LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
+_LINUX_REBOOT_CMD_RESTART = 0x01234567
+
+
+def mount(source: str, target: str, fstype: str, flags: int = 0, data: str = "") -> None:
+    if _libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode()) < 0:
+        err = ctypes.get_errno()
+        if err != 16:  # EBUSY: already mounted (devtmpfs is, with DEVTMPFS_MOUNT)
+            raise OSError(err, f"mount {fstype} on {target}: {os.strerror(err)}")
+
+
+def prepare(work: str) -> None:
+    mount("proc", "/proc", "proc")
+    mount("sysfs", "/sys", "sysfs")
+    mount("devtmpfs", "/dev", "devtmpfs")
+    mount("debugfs", "/sys/kernel/debug", "debugfs")
+    mount("tracefs", "/sys/kernel/tracing", "tracefs")
+    mount("tmpfs", "/run", "tmpfs")
+    # The root is the host's, read-only; the work dir is the only writable host path.
+    # The host's /tmp stays visible (tests put files there); scratch space is the work dir.
+    mount("none", work, "hostfs", 0, work)
+    os.makedirs(f"{work}/tmp", exist_ok=True)
+    os.environ["TMPDIR"] = f"{work}/tmp"
+    # Tests bind drivers themselves; a driver must not grab a device on module load.
+    for bus in ("i2c", "platform"):
+        agent.write_file(f"/sys/bus/{bus}/drivers_autoprobe", b"0")
+    # Every kernel message reaches the console, which the host keeps per test.
+    agent.write_file("/proc/sys/kernel/printk", b"8")
+
+
+def open_channel(path: str) -> Channel:
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)
+    attrs = termios.tcgetattr(fd)
+    attrs[1] &= ~termios.OPOST
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    return Channel(fd)
+
+
+def power(op: str) -> None:
+    os.sync()
+    cmd = _LINUX_REBOOT_CMD_RESTART if op == "reboot" else _LINUX_REBOOT_CMD_POWER_OFF
+    _libc.reboot(cmd)
+    while True:  # reboot() does not return; never let PID 1 exit
+        time.sleep(3600)
+
+
+def main() -> None:
+    op = "poweroff"
+    try:
+        work = os.environ["ROADTEST_WORK"]
+        prepare(work)
+        channel = open_channel(os.environ.get("ROADTEST_AGENT_TTY", "/dev/tty1"))
+        channel.send({"ready": True, "release": os.uname().release})
+        op = agent.serve(channel)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+    power(op)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The guest's console: every line the kernel and init print, kept in memory and on disk."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+# Lines that mean the kernel is in trouble: the report shows them first.
+TROUBLE = re.compile(
+    r"Kernel panic|WARNING:|BUG:|Oops|general protection|UBSAN:|KASAN:|"
+    r"possible recursive locking|circular locking|INFO: task .* blocked|Call Trace:"
+)
+_KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
+
+
+class Console:
+    """Reads the console pipe on a thread; positions in it mark where each test starts."""
+
+    def __init__(self, fd: int, log_path: Path, kernel_log_path: Path) -> None:
+        self._fd = fd
+        self._lines: list[str] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self.log_path = log_path
+        self.kernel_log_path = kernel_log_path
+        self._thread = threading.Thread(target=self._pump, name="roadtest-console", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        partial = b""
+        with open(self.log_path, "wb") as log, open(self.kernel_log_path, "wb") as klog:
+            while True:
+                try:
+                    chunk = os.read(self._fd, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                log.write(chunk)
+                log.flush()
+                data = partial + chunk
+                *complete, partial = data.split(b"\n")
+                lines = [line.decode("utf-8", "replace").rstrip("\r") for line in complete]
+                for line in lines:
+                    if _KERNEL_LINE.match(line):
+                        klog.write(line.encode() + b"\n")
+                klog.flush()
+                with self._cond:
+                    self._lines.extend(lines)
+                    self._cond.notify_all()
+            if partial:
+                with self._cond:
+                    self._lines.append(partial.decode("utf-8", "replace"))
+        os.close(self._fd)
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def mark(self) -> int:
+        with self._cond:
+            return len(self._lines)
+
+    def lines_since(self, mark: int) -> list[str]:
+        with self._cond:
+            return self._lines[mark:]
+
+    def wait_for(self, text: str, since: int, timeout: float) -> bool:
+        """Wait until a line containing `text` appeared after `since` (or the console closed)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if any(text in line for line in self._lines[since:]):
+                    return True
+                remaining = deadline - time.monotonic()
+                if self._closed or remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+
+    def wait_closed(self, timeout: float) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def trouble(self, since: int = 0) -> list[str]:
+        return [line for line in self.lines_since(since) if TROUBLE.search(line)]

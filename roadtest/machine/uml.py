@@ -1,0 +1,196 @@
+"""A User-Mode Linux guest: boot, the agent channel, console logs, clean shutdown.
+
+UML runs in its own session so that one killpg() ends it and every host
+process it forked; PR_SET_PDEATHSIG ends it if the test process dies first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgpack
+
+import roadtest
+import roadtest.guest
+from roadtest.guest.client import AgentClient
+from roadtest.guest.protocol import Channel, ProtocolError
+from roadtest.machine.console import Console
+
+_PR_SET_PDEATHSIG = 1
+
+
+class GuestError(Exception):
+    """The guest failed to boot, crashed, or hung."""
+
+
+@dataclass
+class UMLConfig:
+    vmlinux: Path
+    workdir: Path
+    dtb: Path | None = None
+    cpu: int | None = 0
+    mem: str = "128M"
+    time_travel: bool = True
+    python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
+    extra_args: list[str] = field(default_factory=list)
+    boot_timeout: float = 30.0
+    call_timeout: float = 30.0
+
+
+def guest_python_path() -> str:
+    """Where the guest's Python finds roadtest and msgpack: the same files the host uses."""
+    dirs = [Path(roadtest.__file__).parents[1], Path(msgpack.__file__).parents[1]]
+    return ":".join(dict.fromkeys(str(d) for d in dirs))
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class UMLGuest:
+    """One booted guest. Use as a context manager, or start() then stop()."""
+
+    def __init__(self, config: UMLConfig) -> None:
+        self.config = config
+        self.workdir = config.workdir.resolve()
+        self.console_log = self.workdir / "console.log"
+        self.kernel_log = self.workdir / "kernel.log"
+        self.umid = "guest"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.console: Console | None = None
+        self._agent: AgentClient | None = None
+        self.release = ""
+        self.boot_seconds = 0.0
+
+    @property
+    def agent(self) -> AgentClient:
+        if self._agent is None:
+            raise GuestError("the guest is not running")
+        return self._agent
+
+    def command(self, channel_fd: int) -> list[str]:
+        """UML's command line; `channel_fd` is the host fd that becomes the guest's tty1."""
+        cfg = self.config
+        args = [
+            str(cfg.vmlinux),
+            f"mem={cfg.mem}",
+            "rootfstype=hostfs",
+            "ro",
+            f"init={cfg.python}",
+            "con=null",
+            "con0=null,fd:1",
+            f"con1=fd:{channel_fd}",
+            "ssl=null",
+            f"uml_dir={self.workdir}",
+            f"umid={self.umid}",
+            # The RFC's strictness: any WARN or oops ends the guest, and the test with it.
+            "panic_on_warn=1",
+            "oops=panic",
+            "slub_debug",
+            "no_hash_pointers",
+            "quiet",
+        ]
+        if cfg.dtb is not None:
+            args.append(f"dtb={cfg.dtb}")
+        if cfg.time_travel:
+            # The guest clock jumps over idle time: driver delays cost nothing.
+            args.append("time-travel")
+        args += cfg.extra_args
+        args += [
+            f"ROADTEST_WORK={self.workdir}",
+            "ROADTEST_AGENT_TTY=/dev/tty1",
+            f"ROADTEST_PYTHONPATH={guest_python_path()}",
+            "--",
+            "-I",
+            "-S",
+            str(Path(roadtest.guest.__file__).with_name("init.py")),
+        ]
+        if cfg.cpu is not None:
+            args = ["taskset", "-c", str(cfg.cpu)] + args
+        return args
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._remove_uml_dir()
+        host_end, guest_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        console_r, console_w = os.pipe()
+        started = time.monotonic()
+        try:
+            self.proc = subprocess.Popen(
+                self.command(guest_end.fileno()),
+                stdin=subprocess.DEVNULL,
+                stdout=console_w,
+                stderr=subprocess.STDOUT,
+                pass_fds=(guest_end.fileno(),),
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+                cwd=self.workdir,
+            )
+        finally:
+            os.close(console_w)
+            guest_end.close()
+        self._host_end = host_end
+        self.console = Console(console_r, self.console_log, self.kernel_log)
+        self._agent = AgentClient(Channel(host_end.fileno()), timeout=self.config.call_timeout)
+        try:
+            ready = self._agent.wait_ready(self.config.boot_timeout)
+        except ProtocolError as err:
+            self.kill()
+            raise GuestError(f"guest did not boot ({err}); console: {self.console_log}") from err
+        self.boot_seconds = time.monotonic() - started
+        self.release = str(ready.get("release", ""))
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Power the guest off; kill it if it does not go within `timeout`."""
+        if self.proc is None:
+            return
+        if self.alive and self._agent is not None:
+            try:
+                self._agent.call("poweroff", timeout=timeout)
+            except (ProtocolError, OSError):
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        """End the guest and every process in its session, now."""
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        if self.console is not None:
+            self.console.wait_closed(5.0)
+        self._host_end.close()
+        self._agent = None
+        self.proc = None
+        self._remove_uml_dir()
+
+    def _remove_uml_dir(self) -> None:
+        shutil.rmtree(self.workdir / self.umid, ignore_errors=True)
+
+    def __enter__(self) -> UMLGuest:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

@@ -1,0 +1,126 @@
+"""Devices that test modules declare, and where a session places them.
+
+A test module declares its devices at module level:
+
+    SENSOR = I2CDevice(
+        compatible="ti,opt3001",
+        model=OPT3001,
+        dts='''
+            light-sensor@$addr$ {
+                compatible = "ti,opt3001";
+                reg = <0x$addr$>;
+            };
+        ''',
+    )
+
+The session collects every declaration of the tests it runs, gives each an
+I2C address (and the GPIO lines it names) and builds one devicetree from them
+before the guest boots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from roadtest.errors import RoadtestError
+from roadtest.models.base import I2CModel
+from roadtest.testing.devicetree import I2C_ADDRESSES, NGPIO, Placed, fill
+
+
+class PlacementError(RoadtestError):
+    pass
+
+
+@dataclass(eq=False)
+class I2CDevice:
+    """An I2C device: its devicetree node (with placeholders) and the model that answers for it.
+
+    `gpios` names the GPIO lines the node uses (`$name$` in `dts`); map a name
+    to a number to ask for a fixed line, or list it to have one assigned.
+    `addr` asks for a fixed I2C address instead of an assigned one.
+    """
+
+    compatible: str
+    model: Callable[[], I2CModel]
+    dts: str
+    gpios: Iterable[str] | Mapping[str, int | None] = ()
+    addr: int | None = None
+    origin: str = field(default="", compare=False)
+
+    def gpio_requests(self) -> dict[str, int | None]:
+        if isinstance(self.gpios, Mapping):
+            return dict(self.gpios)
+        return {name: None for name in self.gpios}
+
+
+@dataclass(frozen=True)
+class Placement:
+    addr: int
+    gpios: dict[str, int]
+
+
+class Layout:
+    """Addresses and GPIO lines of one guest's devices: fixed requests first, then the rest."""
+
+    def __init__(self, devices: list[I2CDevice]) -> None:
+        self.devices = devices
+        self.placements: dict[int, Placement] = {}
+        addr_owner: dict[int, I2CDevice] = {}
+        gpio_owner: dict[int, I2CDevice] = {}
+
+        def taken(what: str, device: I2CDevice, other: I2CDevice) -> PlacementError:
+            return PlacementError(
+                f"{what} asked for by {device.origin} ({device.compatible}) is taken by "
+                f"{other.origin} ({other.compatible}): pick another or let the session assign one"
+            )
+
+        for device in devices:
+            if device.addr is not None:
+                if device.addr not in I2C_ADDRESSES:
+                    raise PlacementError(
+                        f"{device.origin}: I2C address {device.addr:#04x} is outside "
+                        f"{I2C_ADDRESSES.start:#04x}-{I2C_ADDRESSES.stop - 1:#04x}"
+                    )
+                if device.addr in addr_owner:
+                    raise taken(f"I2C address {device.addr:#04x}", device, addr_owner[device.addr])
+                addr_owner[device.addr] = device
+            for name, line in device.gpio_requests().items():
+                if line is None:
+                    continue
+                if not 0 <= line < NGPIO:
+                    raise PlacementError(f"{device.origin}: GPIO line {line} ({name}) is not in 0-{NGPIO - 1}")
+                if line in gpio_owner:
+                    raise taken(f"GPIO line {line} ({name})", device, gpio_owner[line])
+                gpio_owner[line] = device
+
+        free_addrs = (a for a in I2C_ADDRESSES if a not in addr_owner)
+        free_lines = (n for n in range(NGPIO) if n not in gpio_owner)
+        for device in devices:
+            try:
+                addr = device.addr if device.addr is not None else next(free_addrs)
+                gpios = {
+                    name: line if line is not None else next(free_lines)
+                    for name, line in device.gpio_requests().items()
+                }
+            except StopIteration:
+                raise PlacementError(
+                    f"{device.origin}: no free I2C address or GPIO line left for {device.compatible}"
+                ) from None
+            self.placements[id(device)] = Placement(addr, gpios)
+
+    def placement(self, device: I2CDevice) -> Placement:
+        try:
+            return self.placements[id(device)]
+        except KeyError:
+            raise PlacementError(
+                f"{device.compatible} ({device.origin}) was not declared at module level of a "
+                "collected test module, so the session's devicetree does not have it"
+            ) from None
+
+    def fragments(self) -> list[Placed]:
+        result = []
+        for device in self.devices:
+            place = self.placement(device)
+            result.append(fill(device.origin, device.dts, place.addr, place.gpios))
+        return result

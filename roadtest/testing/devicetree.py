@@ -1,0 +1,140 @@
+"""The guest's devicetree: fixed virtio nodes plus the fragments the tests declare.
+
+A fragment is devicetree source for one node under the virtio I2C adapter,
+with placeholders the session fills in: `$addr$` becomes the device's I2C
+address (hex, no 0x) and `$<name>$` the number of the GPIO line it asked for
+under that name. Fragments are preprocessed with the kernel's dt-bindings
+includes, so `IRQ_TYPE_EDGE_FALLING` and friends work.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from roadtest.errors import RoadtestError
+
+# 7-bit addresses a session hands out; 0x00-0x07 and 0x78-0x7f are reserved by the I2C spec.
+I2C_ADDRESSES = range(0x08, 0x78)
+NGPIO = 64
+
+_PLACEHOLDER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\$")
+
+HEADER = """\
+/dts-v1/;
+#include <dt-bindings/gpio/gpio.h>
+#include <dt-bindings/interrupt-controller/irq.h>
+/ {{
+    #address-cells = <2>;
+    #size-cells = <2>;
+    virtio@0 {{
+        compatible = "virtio,uml";
+        socket-path = "{gpio_socket}";
+        virtio-device-id = <0x29>;
+        gpio: gpio {{
+            compatible = "virtio,device29";
+            gpio-controller;
+            #gpio-cells = <2>;
+            interrupt-controller;
+            #interrupt-cells = <2>;
+        }};
+    }};
+    virtio@1 {{
+        compatible = "virtio,uml";
+        socket-path = "{i2c_socket}";
+        virtio-device-id = <0x22>;
+        i2c: i2c {{
+            compatible = "virtio,device22";
+            #address-cells = <1>;
+            #size-cells = <0>;
+        }};
+    }};
+}};
+"""
+
+
+class DevicetreeError(RoadtestError):
+    pass
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A fragment with its placeholders filled in, and where it came from (for errors)."""
+
+    origin: str
+    source: str
+
+
+def fill(origin: str, src: str, addr: int | None, gpios: dict[str, int]) -> Placed:
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "addr" and addr is not None:
+            return f"{addr:x}"
+        if name in gpios:
+            return str(gpios[name])
+        raise DevicetreeError(
+            f"{origin}: devicetree fragment uses ${name}$, which is neither $addr$ "
+            f"nor one of its GPIO names {sorted(gpios)}"
+        )
+
+    return Placed(origin, _PLACEHOLDER.sub(value, src))
+
+
+def source(fragments: list[Placed], i2c_socket: Path, gpio_socket: Path) -> str:
+    """The whole tree; fragments go under the I2C adapter via a label reference."""
+    body = "".join(f"\n/* {f.origin} */\n&i2c {{\n{f.source}\n}};\n" for f in fragments)
+    return HEADER.format(i2c_socket=i2c_socket, gpio_socket=gpio_socket) + body
+
+
+def _first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "rror" in line or "syntax" in line:
+            return line.strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else "unknown error"
+
+
+def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree") -> Path:
+    """Preprocess with the kernel's dt-bindings and compile to `out` (a .dtb)."""
+    includes = include_root / "scripts" / "dtc" / "include-prefixes"
+    cpp = subprocess.run(
+        ["cpp", "-nostdinc", f"-I{includes}", "-undef", "-D__DTS__", "-x", "assembler-with-cpp", "-"],
+        input=src.encode(),
+        capture_output=True,
+        check=False,
+    )
+    if cpp.returncode != 0:
+        raise DevicetreeError(f"{what} does not preprocess: {_first_error(cpp.stderr.decode())}")
+    tmp = out.with_name(out.name + ".tmp")
+    dtc = subprocess.run(
+        ["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(tmp), "-"],
+        input=cpp.stdout,
+        capture_output=True,
+        check=False,
+    )
+    if dtc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise DevicetreeError(f"{what} does not compile: {_first_error(dtc.stderr.decode())}")
+    tmp.replace(out)
+    return out
+
+
+def build(
+    fragments: list[Placed], include_root: Path, workdir: Path, i2c_socket: Path, gpio_socket: Path
+) -> Path:
+    """Check each fragment alone (so an error names its test), then compile the whole tree."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    scratch = workdir / "fragment.dtb"
+    for fragment in fragments:
+        compile_dts(
+            source([fragment], i2c_socket, gpio_socket),
+            include_root,
+            scratch,
+            what=f"devicetree fragment of {fragment.origin}",
+        )
+    scratch.unlink(missing_ok=True)
+    full = source(fragments, i2c_socket, gpio_socket)
+    (workdir / "guest.dts").write_text(full)
+    return compile_dts(full, include_root, workdir / "guest.dtb")

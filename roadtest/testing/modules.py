@@ -1,0 +1,104 @@
+"""Kernel modules by modalias: which .ko serves a device, and what it needs first.
+
+The index is read from the `.modinfo` sections of the build's .ko files
+(pyelftools), so a test names a compatible string and never a module.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+
+from roadtest.errors import RoadtestError
+
+
+class ModuleError(RoadtestError):
+    pass
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    name: str
+    path: Path
+    aliases: tuple[str, ...]
+    depends: tuple[str, ...]
+    fields: dict[str, list[str]] = field(hash=False, compare=False)
+
+
+def read_modinfo(path: Path) -> dict[str, list[str]]:
+    """The key=value strings of a module's .modinfo section (keys may repeat)."""
+    with path.open("rb") as f:
+        section = ELFFile(f).get_section_by_name(".modinfo")
+        data: bytes = section.data() if section is not None else b""
+    info: dict[str, list[str]] = {}
+    for entry in data.split(b"\0"):
+        key, sep, value = entry.decode("utf-8", "replace").partition("=")
+        if sep:
+            info.setdefault(key, []).append(value)
+    return info
+
+
+def _module_name(path: Path, info: dict[str, list[str]]) -> str:
+    names = info.get("name")
+    return names[0] if names else path.name.removesuffix(".ko").replace("-", "_")
+
+
+class ModuleIndex:
+    def __init__(self, modules_dir: Path) -> None:
+        self.modules_dir = modules_dir
+        self.by_name: dict[str, ModuleInfo] = {}
+        for path in sorted(modules_dir.rglob("*.ko")):
+            info = read_modinfo(path)
+            name = _module_name(path, info)
+            depends = tuple(d for d in ",".join(info.get("depends", [])).split(",") if d)
+            self.by_name[name] = ModuleInfo(
+                name, path, tuple(info.get("alias", [])), tuple(d.replace("-", "_") for d in depends), info
+            )
+
+    def for_modalias(self, modalias: str) -> list[ModuleInfo]:
+        return [
+            mod
+            for mod in self.by_name.values()
+            if any(fnmatch.fnmatchcase(modalias, pattern) for pattern in mod.aliases)
+        ]
+
+    def for_compatible(self, compatible: str) -> ModuleInfo:
+        """The module whose OF alias matches `compatible` (whatever the node's name and type)."""
+        modalias = f"of:NxT(null)C{compatible}"
+        found = [
+            mod
+            for mod in self.by_name.values()
+            if any(
+                pattern.startswith("of:")
+                and fnmatch.fnmatchcase(modalias, "of:N*T*C" + pattern.split("C", 1)[1])
+                for pattern in mod.aliases
+                if "C" in pattern
+            )
+        ]
+        if not found:
+            raise ModuleError(
+                f"no module in {self.modules_dir} has an alias for compatible {compatible!r}: "
+                "add the driver's CONFIG_ option (=m) to a .config fragment next to the test"
+            )
+        return found[0]
+
+    def load_order(self, module: ModuleInfo) -> list[ModuleInfo]:
+        """`module` and its dependencies, dependencies first."""
+        order: list[ModuleInfo] = []
+        seen: set[str] = set()
+
+        def visit(mod: ModuleInfo) -> None:
+            if mod.name in seen:
+                return
+            seen.add(mod.name)
+            for dep in mod.depends:
+                if dep not in self.by_name:
+                    raise ModuleError(f"module {mod.name} needs {dep}, which is not in {self.modules_dir}")
+                visit(self.by_name[dep])
+            order.append(mod)
+
+        visit(module)
+        return order

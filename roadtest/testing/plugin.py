@@ -1,0 +1,186 @@
+"""The pytest plugin (entry point `pytest11`): guests, devices and failure reports.
+
+Fixtures:
+  guest            the worker's guest session (booted on first use, rebooted
+                   after a crash), with the test's kernel and backend logs kept
+  roadtest_session the same object, session-scoped, for fixtures of your own
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from roadtest.errors import RoadtestError
+from roadtest.testing.devices import I2CDevice
+
+_KEY_LOG = pytest.StashKey["TestLog"]()
+_DEVICES = pytest.StashKey[list[I2CDevice]]()
+_SESSION = pytest.StashKey["RoadtestSession | None"]()
+
+
+class BackendLog(logging.Handler):
+    """Keeps the backend's log records so a failing test can show its own."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.records: list[str] = []
+        self.setFormatter(logging.Formatter("%(relativeCreated)10.1f ms %(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(self.format(record))
+
+
+_backend_log = BackendLog()
+
+
+class TestLog:
+    def __init__(self, session: RoadtestSession, console_mark: int, backend_mark: int) -> None:
+        self.session = session
+        self.guest = session.guest
+        self.console_mark = console_mark
+        self.backend_mark = backend_mark
+
+    def kernel_lines(self) -> list[str]:
+        if self.guest is None or self.guest.console is None:
+            return []
+        return self.guest.console.lines_since(self.console_mark)
+
+    def backend_lines(self) -> list[str]:
+        return _backend_log.records[self.backend_mark :]
+
+
+def repo_root() -> Path:
+    """The roadtest checkout: kernel-patches/ and the tests' config fragments live there."""
+    env = os.environ.get("ROADTEST_ROOT")
+    if env:
+        return Path(env).resolve()
+    return Path(__file__).resolve().parents[2]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("roadtest")
+    group.addoption("--roadtest-cpu", type=int, default=None, help="host CPU to pin the guest to")
+    group.addoption(
+        "--roadtest-no-time-travel",
+        action="store_true",
+        help="run the guest clock in real time (driver delays take their real time)",
+    )
+    group.addoption("--roadtest-workdir", default=None, help="where guests keep sockets and logs")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_SESSION] = None
+    logger = logging.getLogger("roadtest")
+    logger.addHandler(_backend_log)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+
+
+def _declared_devices(module: types.ModuleType) -> list[I2CDevice]:
+    found = []
+    for name, value in vars(module).items():
+        if isinstance(value, I2CDevice):
+            if not value.origin:
+                value.origin = f"{module.__name__}.{name}"
+            found.append(value)
+    return found
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    devices: list[I2CDevice] = []
+    seen: set[int] = set()
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None or id(module) in seen:
+            continue
+        seen.add(id(module))
+        devices.extend(_declared_devices(module))
+    config.stash[_DEVICES] = devices
+
+
+def _worker() -> tuple[str, int]:
+    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(name.removeprefix("gw")) if name.removeprefix("gw").isdigit() else 0
+    return name, index
+
+
+@pytest.fixture(scope="session")
+def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession]:
+    from roadtest.kernel import default_cache_dir, ensure_kernel
+    from roadtest.testing.session import RoadtestSession, default_workdir
+
+    config = request.config
+    worker, index = _worker()
+    cpu = config.getoption("--roadtest-cpu")
+    if cpu is None:
+        cpu = index % (os.cpu_count() or 1)
+    workdir_opt = config.getoption("--roadtest-workdir")
+    cache = default_cache_dir()
+    workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
+    try:
+        kernel = ensure_kernel(repo_root())
+        session = RoadtestSession(
+            kernel,
+            config.stash.get(_DEVICES, []),
+            workdir,
+            cpu=cpu,
+            time_travel=not config.getoption("--roadtest-no-time-travel"),
+        )
+        session.start()
+    except RoadtestError as err:
+        pytest.exit(f"roadtest: {err}", returncode=3)
+    config.stash[_SESSION] = session
+    try:
+        yield session
+    finally:
+        config.stash[_SESSION] = None
+        session.stop()
+
+
+@pytest.fixture
+def guest(request: pytest.FixtureRequest, roadtest_session: RoadtestSession) -> Iterator[RoadtestSession]:
+    session = roadtest_session
+    guest = session.ensure_guest()
+    assert guest.console is not None
+    test_log = TestLog(session, guest.console.mark(), len(_backend_log.records))
+    request.node.stash[_KEY_LOG] = test_log
+    errors_before = len(session.backend.errors)
+    guest.agent.kmsg(f"roadtest: start {request.node.nodeid}")
+    yield session
+    if session.guest is guest and guest.alive:
+        session.detach_all()
+        guest.agent.kmsg(f"roadtest: end {request.node.nodeid}")
+    else:
+        session.active.clear()
+    model_errors = session.backend.errors[errors_before:]
+    if model_errors:
+        pytest.fail("a model raised while serving the driver:\n" + "\n".join(str(e) for e in model_errors))
+    trouble = guest.console.trouble(test_log.console_mark) if guest.console else []
+    if trouble or not guest.alive:
+        pytest.fail("the guest kernel reported trouble:\n" + "\n".join(trouble or ["guest died"]))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    test_log = item.stash.get(_KEY_LOG, None)
+    if test_log is None or not report.failed:
+        return
+    kernel = test_log.kernel_lines()
+    backend = test_log.backend_lines()
+    report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
+    report.sections.append(("roadtest backend log", "\n".join(backend) or "(no backend messages)"))
+    if test_log.guest is not None:
+        report.sections.append(("roadtest guest", f"console: {test_log.guest.console_log}"))
+
+
+if "roadtest.testing.session" in sys.modules or True:
+    from roadtest.testing.session import RoadtestSession  # noqa: E402

@@ -1,0 +1,192 @@
+"""One guest with its backend and devices: what the pytest fixtures hand to tests.
+
+The session owns the backend (a thread in this process) and the guest. A
+guest that crashed or hung is replaced before the next test, with the same
+devicetree; the backend stays and takes the new guest's connections.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roadtest.backend.server import Backend
+from roadtest.errors import RoadtestError
+from roadtest.kernel import Kernel
+from roadtest.machine.uml import UMLConfig, UMLGuest
+from roadtest.models.base import I2CModel
+from roadtest.testing import devicetree
+from roadtest.testing.devices import I2CDevice, Layout
+from roadtest.testing.guestpath import GuestPath
+from roadtest.testing.modules import ModuleIndex
+
+log = logging.getLogger("roadtest.session")
+
+
+class BindError(RoadtestError):
+    pass
+
+
+@dataclass
+class BoundDevice:
+    """A declared device during one test: its model, its place, its sysfs directory."""
+
+    session: RoadtestSession
+    device: I2CDevice
+    model: I2CModel
+    addr: int
+    gpios: dict[str, int]
+    name: str
+    path: GuestPath
+    bound: bool = field(default=False)
+
+    @property
+    def driver_path(self) -> GuestPath:
+        return self.path / "driver"
+
+    def bind(self) -> None:
+        self.session.bind(self)
+
+    def unbind(self) -> None:
+        self.session.unbind(self)
+
+
+class RoadtestSession:
+    def __init__(
+        self,
+        kernel: Kernel,
+        devices: list[I2CDevice],
+        workdir: Path,
+        cpu: int | None = 0,
+        time_travel: bool = True,
+    ) -> None:
+        self.kernel = kernel
+        self.workdir = workdir
+        self.layout = Layout(devices)
+        self.modules = ModuleIndex(kernel.modules_dir)
+        self.backend = Backend(workdir)
+        self.cpu = cpu
+        self.time_travel = time_travel
+        self.guest: UMLGuest | None = None
+        self.boots = 0
+        self.i2c_bus_number = -1
+        self.active: list[BoundDevice] = []
+        self.dtb = devicetree.build(
+            self.layout.fragments(),
+            kernel.source_dir,
+            workdir,
+            self.backend.i2c_socket,
+            self.backend.gpio_socket,
+        )
+
+    # Guest lifetime
+    def start(self) -> None:
+        self.backend.start()
+        self.boot()
+
+    def boot(self) -> UMLGuest:
+        if self.guest is not None:
+            self.guest.kill()
+        self.boots += 1
+        config = UMLConfig(
+            vmlinux=self.kernel.vmlinux,
+            workdir=self.workdir / f"guest-{self.boots}",
+            dtb=self.dtb,
+            cpu=self.cpu,
+            time_travel=self.time_travel,
+            extra_args=[],
+        )
+        self.guest = UMLGuest(config)
+        self.guest.start()
+        adapters = [n for n in self.guest.agent.listdir("/sys/bus/i2c/devices") if n.startswith("i2c-")]
+        if not adapters:
+            raise RoadtestError(f"the guest has no virtio I2C adapter; console: {self.guest.console_log}")
+        self.i2c_bus_number = int(adapters[0].removeprefix("i2c-"))
+        return self.guest
+
+    def ensure_guest(self) -> UMLGuest:
+        if self.guest is None or not self.guest.alive:
+            log.info("starting a new guest")
+            return self.boot()
+        return self.guest
+
+    def stop(self) -> None:
+        if self.guest is not None:
+            self.guest.stop()
+            self.guest = None
+        self.backend.stop()
+
+    @property
+    def agent(self):  # type: ignore[no-untyped-def]
+        return self.ensure_guest().agent
+
+    def path(self, path: str) -> GuestPath:
+        return GuestPath(self.ensure_guest().agent, path)
+
+    # Devices
+    def load_driver(self, compatible: str) -> None:
+        agent = self.ensure_guest().agent
+        module = self.modules.for_compatible(compatible)
+        for mod in self.modules.load_order(module):
+            if not agent.exists(f"/sys/module/{mod.name}"):
+                agent.load_module(str(mod.path))
+
+    def attach(self, device: I2CDevice, model: I2CModel | None = None) -> BoundDevice:
+        """Put a fresh model (or `model`) at the device's address; the driver is not bound yet."""
+        place = self.layout.placement(device)
+        model = model if model is not None else device.model()
+        self.backend.i2c.attach(place.addr, model)
+        for gpio_name, line in place.gpios.items():
+            setattr(model, gpio_name, self.backend.gpio.line(line))
+        name = f"{self.i2c_bus_number}-{place.addr:04x}"
+        bound = BoundDevice(
+            self, device, model, place.addr, dict(place.gpios), name, self.path(f"/sys/bus/i2c/devices/{name}")
+        )
+        self.active.append(bound)
+        return bound
+
+    def detach(self, bound: BoundDevice) -> None:
+        if bound.bound and self.guest is not None and self.guest.alive:
+            self.unbind(bound)
+        self.backend.i2c.detach(bound.addr)
+        if bound in self.active:
+            self.active.remove(bound)
+
+    def bind(self, bound: BoundDevice) -> None:
+        self.load_driver(bound.device.compatible)
+        agent = self.ensure_guest().agent
+        # drivers_probe binds the matching driver even though autoprobe is off.
+        agent.write_file("/sys/bus/i2c/drivers_probe", bound.name)
+        if not agent.exists(str(bound.driver_path)):
+            raise BindError(
+                f"no driver bound to {bound.name} ({bound.device.compatible}): its probe failed, "
+                "see the kernel log"
+            )
+        bound.bound = True
+
+    def unbind(self, bound: BoundDevice) -> None:
+        agent = self.ensure_guest().agent
+        if agent.exists(str(bound.driver_path)):
+            agent.write_file(str(bound.driver_path / "unbind"), bound.name)
+        bound.bound = False
+
+    @contextlib.contextmanager
+    def bound(self, device: I2CDevice, model: I2CModel | None = None) -> Iterator[BoundDevice]:
+        dev = self.attach(device, model)
+        try:
+            dev.bind()
+            yield dev
+        finally:
+            self.detach(dev)
+
+    def detach_all(self) -> None:
+        for bound in list(self.active):
+            self.detach(bound)
+
+
+def default_workdir(cache_dir: Path, worker: str) -> Path:
+    return cache_dir / "runs" / f"{os.getpid()}-{worker}"

@@ -1,0 +1,148 @@
+"""The agent protocol end to end on the host: client -> channel -> agent ops -> reply.
+
+Module loading is deliberately not exercised here: it would load into the
+host's kernel. It is covered by the driver tests, inside the guest.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import socket
+import struct
+import termios
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from roadtest.guest import agent
+from roadtest.guest.client import AgentClient, AgentTimeout
+from roadtest.guest.protocol import LENGTH, MAX_MESSAGE, Channel, ProtocolError, decode, encode
+
+
+@pytest.fixture
+def client() -> Iterator[AgentClient]:
+    host, guest = socket.socketpair()
+    stop: list[str] = []
+    thread = threading.Thread(target=lambda: stop.append(agent.serve(Channel(guest.fileno()))))
+    thread.start()
+    yield AgentClient(Channel(host.fileno()), timeout=5)
+    try:
+        AgentClient(Channel(host.fileno()), timeout=5).call("poweroff")
+    except ProtocolError:
+        pass
+    thread.join(5)
+    assert stop == ["poweroff"]
+    host.close()
+    guest.close()
+
+
+def test_frames_round_trip_every_byte_value() -> None:
+    message = {"op": "write", "data": bytes(range(256)), "n": -1, "s": "ü"}
+    frame = encode(message)
+    (size,) = LENGTH.unpack_from(frame)
+    assert size == len(frame) - LENGTH.size
+    assert decode(frame[LENGTH.size :]) == message
+
+
+def test_message_split_across_reads_is_reassembled() -> None:
+    r, w = os.pipe()
+    frame = encode({"op": "ping"}) + encode({"op": "kmsg", "text": "x"})
+    for byte in frame:
+        os.write(w, bytes([byte]))
+    channel = Channel(r)
+    assert channel.recv() == {"op": "ping"}
+    assert channel.recv() == {"op": "kmsg", "text": "x"}
+    os.close(w)
+    with pytest.raises(ProtocolError, match="closed"):
+        channel.recv()
+    os.close(r)
+
+
+def test_garbage_and_oversized_messages_are_protocol_errors() -> None:
+    with pytest.raises(ProtocolError):
+        decode(b"\xc1")  # never used in msgpack
+    with pytest.raises(ProtocolError, match="not a map"):
+        decode(msgpack.packb([1, 2]))
+    r, w = os.pipe()
+    os.write(w, struct.pack("<I", MAX_MESSAGE + 1))
+    with pytest.raises(ProtocolError, match="exceeds"):
+        Channel(r).recv()
+    os.close(r)
+    os.close(w)
+
+
+def test_files_and_directories(client: AgentClient, tmp_path: Path) -> None:
+    path = tmp_path / "attr"
+    path.write_bytes(b"")  # like a sysfs attribute, write_file writes an existing file
+    client.write_file(str(path), b"42\n")
+    assert path.read_bytes() == b"42\n"
+    assert client.read_file(str(path)) == b"42\n"
+    (tmp_path / "b").mkdir()
+    assert client.listdir(str(tmp_path)) == ["attr", "b"]
+    assert client.exists(str(path))
+    assert not client.exists(str(tmp_path / "missing"))
+
+
+def test_guest_errno_comes_back_as_oserror(client: AgentClient, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as info:
+        client.read_file(str(tmp_path / "missing"))
+    assert info.value.errno == errno.ENOENT
+    with pytest.raises(IsADirectoryError):
+        client.read_file(str(tmp_path))
+    with pytest.raises(OSError) as bad_fd:
+        client.close(9999)
+    assert bad_fd.value.errno == errno.EBADF
+
+
+def test_unknown_op_and_bad_arguments_are_einval(client: AgentClient) -> None:
+    with pytest.raises(OSError) as unknown:
+        client.call("format_disk")
+    assert unknown.value.errno == errno.EINVAL
+    with pytest.raises(OSError) as bad:
+        client.call("read_file", nonsense=1)
+    assert bad.value.errno == errno.EINVAL
+    client.ping()  # the agent survived both
+
+
+def test_file_descriptor_ops(client: AgentClient, tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    fd = client.open(str(path), os.O_RDWR | os.O_CREAT)
+    assert client.write(fd, b"hello") == 5
+    client.close(fd)
+    fd = client.open(str(path))
+    assert client.read(fd, 100) == b"hello"
+    assert client.read(fd, 100) == b""
+    client.close(fd)
+
+
+def test_ioctl_with_buffer_and_poll(client: AgentClient, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    rfd = client.open(str(fifo), os.O_RDONLY | os.O_NONBLOCK)
+    w = os.open(fifo, os.O_WRONLY)
+    assert client.poll([(rfd, select.POLLIN)], 0) == []
+    os.write(w, b"abc")
+    assert client.poll([(rfd, select.POLLIN)], 1000) == [(rfd, select.POLLIN)]
+    ret, buf = client.ioctl(rfd, termios.FIONREAD, bytes(4))
+    assert ret == 0 and buf is not None and struct.unpack("i", buf)[0] == 3
+    os.close(w)
+    client.close(rfd)
+
+
+def test_run_a_program(client: AgentClient) -> None:
+    rc, out, err = client.run(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert (rc, out, err) == (3, b"out\n", b"err\n")
+
+
+def test_silent_agent_times_out() -> None:
+    host, guest = socket.socketpair()
+    client = AgentClient(Channel(host.fileno()), timeout=0.05)
+    with pytest.raises(AgentTimeout):
+        client.ping()
+    host.close()
+    guest.close()

@@ -1,0 +1,119 @@
+"""Devicetree assembly, placeholder assignment and compilation with dtc."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from roadtest.models.base import SimpleSMBusModel
+from roadtest.testing.devices import I2CDevice, Layout, PlacementError
+from roadtest.testing.devicetree import DevicetreeError, build, fill
+
+NODE = """
+    sensor@$addr$ {
+        compatible = "acme,sensor";
+        reg = <0x$addr$>;
+    };
+"""
+IRQ_NODE = """
+    chip@$addr$ {
+        compatible = "acme,chip";
+        reg = <0x$addr$>;
+        interrupt-parent = <&gpio>;
+        interrupts = <$irq$ IRQ_TYPE_EDGE_FALLING>;
+        reset-gpios = <&gpio $reset$ GPIO_ACTIVE_LOW>;
+    };
+"""
+
+
+def model() -> SimpleSMBusModel:
+    return SimpleSMBusModel(regs={0: 0})
+
+
+def device(dts: str = NODE, origin: str = "t.DEV", **kwargs: object) -> I2CDevice:
+    return I2CDevice(compatible="acme,sensor", model=model, dts=dts, origin=origin, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def include_root(tmp_path: Path) -> Path:
+    """A stand-in for the kernel tree's dt-bindings headers."""
+    root = tmp_path / "ksrc"
+    bindings = root / "scripts/dtc/include-prefixes/dt-bindings"
+    (bindings / "gpio").mkdir(parents=True)
+    (bindings / "interrupt-controller").mkdir(parents=True)
+    (bindings / "gpio/gpio.h").write_text("#define GPIO_ACTIVE_HIGH 0\n#define GPIO_ACTIVE_LOW 1\n")
+    (bindings / "interrupt-controller/irq.h").write_text(
+        "#define IRQ_TYPE_EDGE_RISING 1\n#define IRQ_TYPE_EDGE_FALLING 2\n"
+    )
+    return root
+
+
+def decompile(dtb: Path) -> str:
+    return subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(dtb)], capture_output=True, text=True, check=True).stdout
+
+
+def test_session_assigns_distinct_addresses_and_lines() -> None:
+    a, b = device(origin="a"), device(IRQ_NODE, origin="b", gpios=("irq", "reset"))
+    layout = Layout([a, b])
+    pa, pb = layout.placement(a), layout.placement(b)
+    assert pa.addr != pb.addr
+    assert set(pb.gpios) == {"irq", "reset"} and pb.gpios["irq"] != pb.gpios["reset"]
+
+
+def test_fixed_requests_are_honoured_and_not_handed_out_again() -> None:
+    fixed = device(origin="fixed", addr=0x08, gpios={"irq": 0, "reset": None})
+    other = device(IRQ_NODE, origin="other", gpios=("irq", "reset"))
+    layout = Layout([other, fixed])
+    assert layout.placement(fixed).addr == 0x08
+    assert layout.placement(fixed).gpios["irq"] == 0
+    assert layout.placement(other).addr != 0x08
+    assert 0 not in layout.placement(other).gpios.values()
+
+
+def test_taken_address_is_one_clear_error() -> None:
+    with pytest.raises(PlacementError, match=r"I2C address 0x48 asked for by b .* taken by a"):
+        Layout([device(origin="a", addr=0x48), device(origin="b", addr=0x48)])
+
+
+def test_taken_gpio_line_is_one_clear_error() -> None:
+    with pytest.raises(PlacementError, match=r"GPIO line 3 \(irq\) asked for by b .* taken by a"):
+        Layout([device(IRQ_NODE, origin="a", gpios={"irq": 3}), device(IRQ_NODE, origin="b", gpios={"irq": 3})])
+
+
+def test_out_of_range_requests_are_rejected() -> None:
+    with pytest.raises(PlacementError, match="outside"):
+        Layout([device(addr=0x78)])
+    with pytest.raises(PlacementError, match="not in 0-63"):
+        Layout([device(IRQ_NODE, gpios={"irq": 64})])
+
+
+def test_undeclared_device_is_reported() -> None:
+    with pytest.raises(PlacementError, match="not declared"):
+        Layout([]).placement(device())
+
+
+def test_unknown_placeholder_names_the_fragment() -> None:
+    with pytest.raises(DevicetreeError, match=r"t.DEV: .*\$irq\$"):
+        fill("t.DEV", IRQ_NODE, 0x10, {})
+
+
+def test_tree_compiles_with_fragments_under_the_adapter(tmp_path: Path, include_root: Path) -> None:
+    a, b = device(origin="a"), device(IRQ_NODE, origin="b", gpios=("irq", "reset"))
+    layout = Layout([a, b])
+    dtb = build(layout.fragments(), include_root, tmp_path / "w", Path("/w/i2c.sock"), Path("/w/gpio.sock"))
+    text = decompile(dtb)
+    pa, pb = layout.placement(a), layout.placement(b)
+    assert f"sensor@{pa.addr:x}" in text
+    assert f"reg = <0x{pa.addr:02x}>" in text
+    assert f"chip@{pb.addr:x}" in text
+    assert f"interrupts = <0x{pb.gpios['irq']:02x} 0x02>" in text
+    assert 'socket-path = "/w/i2c.sock"' in text and 'socket-path = "/w/gpio.sock"' in text
+
+
+def test_malformed_fragment_names_its_origin(tmp_path: Path, include_root: Path) -> None:
+    good, bad = device(origin="tests/good.py"), device("sensor@$addr$ { reg = <0x$addr$> ", origin="tests/bad.py")
+    with pytest.raises(DevicetreeError, match=r"^devicetree fragment of tests/bad.py does not compile: .+"):
+        build(Layout([good, bad]).fragments(), include_root, tmp_path / "w", Path("/i"), Path("/g"))
+    assert not (tmp_path / "w" / "guest.dtb").exists()

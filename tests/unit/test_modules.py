@@ -1,0 +1,65 @@
+"""Module lookup by modalias from .modinfo sections, and dependency order."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from roadtest.testing.modules import ModuleError, ModuleIndex, read_modinfo
+
+
+def make_ko(path: Path, *fields: str) -> Path:
+    """A relocatable ELF object with a .modinfo section, like the kernel's .ko files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    src = path.with_suffix(".c")
+    src.write_text("int roadtest_dummy;\n")
+    obj = path.with_suffix(".o")
+    subprocess.run(["gcc", "-c", "-o", str(obj), str(src)], check=True)
+    info = path.with_suffix(".modinfo")
+    info.write_bytes(b"".join(f.encode() + b"\0" for f in fields))
+    subprocess.run(["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def modules(tmp_path: Path) -> Path:
+    root = tmp_path / "lib/modules/6.12.0-roadtest"
+    make_ko(root / "kernel/drivers/iio/light/opt3001.ko", "alias=i2c:opt3001", "alias=of:N*T*Cti,opt3001C*",
+            "alias=of:N*T*Cti,opt3001", "depends=industrialio-buffer", "name=opt3001", "license=GPL")
+    make_ko(root / "kernel/drivers/iio/industrialio-buffer.ko", "depends=industrialio", "name=industrialio_buffer")
+    make_ko(root / "kernel/drivers/iio/industrialio.ko", "depends=", "name=industrialio")
+    make_ko(root / "kernel/drivers/misc/broken.ko", "alias=of:N*T*Cacme,broken", "depends=missing_mod", "name=broken")
+    return root
+
+
+def test_modinfo_fields_are_read(modules: Path) -> None:
+    info = read_modinfo(modules / "kernel/drivers/iio/light/opt3001.ko")
+    assert info["alias"] == ["i2c:opt3001", "of:N*T*Cti,opt3001C*", "of:N*T*Cti,opt3001"]
+    assert info["license"] == ["GPL"]
+
+
+def test_compatible_finds_the_module_and_its_dependencies_first(modules: Path) -> None:
+    index = ModuleIndex(modules)
+    module = index.for_compatible("ti,opt3001")
+    assert module.name == "opt3001"
+    assert [m.name for m in index.load_order(module)] == ["industrialio", "industrialio_buffer", "opt3001"]
+
+
+def test_modalias_matching(modules: Path) -> None:
+    index = ModuleIndex(modules)
+    assert [m.name for m in index.for_modalias("of:Nlight-sensorT(null)Cti,opt3001")] == ["opt3001"]
+    assert [m.name for m in index.for_modalias("i2c:opt3001")] == ["opt3001"]
+    assert index.for_modalias("i2c:nothing") == []
+
+
+def test_compatible_with_no_module_says_what_to_do(modules: Path) -> None:
+    with pytest.raises(ModuleError, match=r"no module .* compatible 'acme,none': add the driver's CONFIG_"):
+        ModuleIndex(modules).for_compatible("acme,none")
+
+
+def test_missing_dependency_is_reported(modules: Path) -> None:
+    index = ModuleIndex(modules)
+    with pytest.raises(ModuleError, match="broken needs missing_mod"):
+        index.load_order(index.for_compatible("acme,broken"))
