@@ -39,7 +39,8 @@ BENCH_DEVICE = I2CDevice(
 
 
 def median_ms(samples: list[float]) -> str:
-    return f"{statistics.median(samples) * 1000:.0f} ms (min {min(samples) * 1000:.0f}, n={len(samples)})"
+    med, low = statistics.median(samples) * 1000, min(samples) * 1000
+    return f"{med:.0f} ms (min {low:.0f}, n={len(samples)})"
 
 
 def bench_boot(runs: int, cpu: int) -> None:
@@ -63,14 +64,21 @@ def bench_opt3001_run(runs: int) -> None:
     walls = []
     for _ in range(runs):
         start = time.monotonic()
-        subprocess.run([str(roadtest), "run", "-q", "-p", "no:cacheprovider", str(test)], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(roadtest), "run", "-q", "-p", "no:cacheprovider", str(test)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         walls.append(time.monotonic() - start)
     print(f"`roadtest run` opt3001:   {median_ms(walls)} wall, kernel cached")
 
 
-def guest_loop_seconds(session: RoadtestSession, binary: Path, bus: int, addr: int, count: int) -> float:
-    rc, out, err = session.agent.run([str(binary), f"/dev/i2c-{bus}", hex(addr), str(count)], timeout=600)
+def guest_loop_seconds(
+    session: RoadtestSession, binary: Path, bus: int, addr: int, count: int
+) -> float:
+    rc, out, err = session.agent.run(
+        [str(binary), f"/dev/i2c-{bus}", hex(addr), str(count)], timeout=600
+    )
     if rc != 0:
         raise SystemExit(f"i2c loop failed: {err.decode().strip()}")
     return float(out)
@@ -83,8 +91,12 @@ def bench_i2c(count: int, repeats: int, guest_cpu: int, host_cpu: int | None) ->
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         binary = work / "i2c_rdwr_loop"
-        subprocess.run(["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/i2c_rdwr_loop.c")], check=True)
-        session = RoadtestSession(kernel, [BENCH_DEVICE], work / "session", cpu=guest_cpu, time_travel=False)
+        subprocess.run(
+            ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/i2c_rdwr_loop.c")], check=True
+        )
+        session = RoadtestSession(
+            kernel, [BENCH_DEVICE], work / "session", cpu=guest_cpu, time_travel=False
+        )
         session.start()
         try:
             dev = session.attach(BENCH_DEVICE)
@@ -115,7 +127,9 @@ def main() -> None:
     parser.add_argument("--only", choices=["boot", "run", "i2c"], action="append")
     args = parser.parse_args()
     only = set(args.only or ["boot", "run", "i2c"])
-    print(f"host: {os.cpu_count()} CPUs; guest pinned to CPU 0; backend is a thread of this process")
+    print(
+        f"host: {os.cpu_count()} CPUs; guest pinned to CPU 0; backend is a thread of this process"
+    )
     if "boot" in only:
         bench_boot(args.runs, cpu=0)
     if "run" in only:

@@ -38,14 +38,18 @@ def parser() -> argparse.ArgumentParser:
         description="Test real Linux drivers in a User-Mode Linux guest against Python models.",
     )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    build = sub.add_parser("build", help="build the guest kernel, or confirm the cached one is current")
+    build = sub.add_parser(
+        "build", help="build the guest kernel, or confirm the cached one is current"
+    )
     build.set_defaults(func=cmd_build)
     run = sub.add_parser(
         "run",
         help="run driver tests (arguments go to pytest; default: tests/drivers)",
         description="Run driver tests with pytest; every argument is passed to pytest.",
     )
-    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments, e.g. -k opt3001 -n 2")
+    run.add_argument(
+        "pytest_args", nargs=argparse.REMAINDER, help="pytest arguments, e.g. -k opt3001 -n 2"
+    )
     run.set_defaults(func=cmd_run)
     return top
 

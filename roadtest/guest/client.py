@@ -46,7 +46,9 @@ class AgentClient:
         return data
 
     def write_file(self, path: str, data: bytes | str) -> None:
-        self.call("write_file", path=str(path), data=data.encode() if isinstance(data, str) else data)
+        self.call(
+            "write_file", path=str(path), data=data.encode() if isinstance(data, str) else data
+        )
 
     def listdir(self, path: str) -> list[str]:
         names: list[str] = self.call("listdir", path=str(path))

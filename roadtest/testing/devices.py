@@ -89,7 +89,9 @@ class Layout:
                 if line is None:
                     continue
                 if not 0 <= line < NGPIO:
-                    raise PlacementError(f"{device.origin}: GPIO line {line} ({name}) is not in 0-{NGPIO - 1}")
+                    raise PlacementError(
+                        f"{device.origin}: GPIO line {line} ({name}) is not in 0-{NGPIO - 1}"
+                    )
                 if line in gpio_owner:
                     raise taken(f"GPIO line {line} ({name})", device, gpio_owner[line])
                 gpio_owner[line] = device
@@ -105,7 +107,8 @@ class Layout:
                 }
             except StopIteration:
                 raise PlacementError(
-                    f"{device.origin}: no free I2C address or GPIO line left for {device.compatible}"
+                    f"{device.origin}: no free I2C address or GPIO line is left "
+                    f"for {device.compatible}"
                 ) from None
             self.placements[id(device)] = Placement(addr, gpios)
 

@@ -100,7 +100,16 @@ def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree
     """Preprocess with the kernel's dt-bindings and compile to `out` (a .dtb)."""
     includes = include_root / "scripts" / "dtc" / "include-prefixes"
     cpp = subprocess.run(
-        ["cpp", "-nostdinc", f"-I{includes}", "-undef", "-D__DTS__", "-x", "assembler-with-cpp", "-"],
+        [
+            "cpp",
+            "-nostdinc",
+            f"-I{includes}",
+            "-undef",
+            "-D__DTS__",
+            "-x",
+            "assembler-with-cpp",
+            "-",
+        ],
         input=src.encode(),
         capture_output=True,
         check=False,
@@ -124,17 +133,20 @@ def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree
 def build(
     fragments: list[Placed], include_root: Path, workdir: Path, i2c_socket: Path, gpio_socket: Path
 ) -> Path:
-    """Check each fragment alone (so an error names its test), then compile the whole tree."""
+    """Compile the whole tree; if it fails, find the fragment to blame by compiling each alone."""
     workdir.mkdir(parents=True, exist_ok=True)
-    scratch = workdir / "fragment.dtb"
-    for fragment in fragments:
-        compile_dts(
-            source([fragment], i2c_socket, gpio_socket),
-            include_root,
-            scratch,
-            what=f"devicetree fragment of {fragment.origin}",
-        )
-    scratch.unlink(missing_ok=True)
     full = source(fragments, i2c_socket, gpio_socket)
     (workdir / "guest.dts").write_text(full)
-    return compile_dts(full, include_root, workdir / "guest.dtb")
+    try:
+        return compile_dts(full, include_root, workdir / "guest.dtb")
+    except DevicetreeError:
+        scratch = workdir / "fragment.dtb"
+        for fragment in fragments:
+            compile_dts(
+                source([fragment], i2c_socket, gpio_socket),
+                include_root,
+                scratch,
+                what=f"devicetree fragment of {fragment.origin}",
+            )
+            scratch.unlink(missing_ok=True)
+        raise

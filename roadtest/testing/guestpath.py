@@ -58,11 +58,17 @@ class GuestPath:
 
     def glob(self, pattern: str) -> list[GuestPath]:
         """Entries of this directory whose names match `pattern` (no recursion)."""
-        return [self / name for name in self.agent.listdir(self.path) if fnmatch.fnmatchcase(name, pattern)]
+        return [
+            self / name
+            for name in self.agent.listdir(self.path)
+            if fnmatch.fnmatchcase(name, pattern)
+        ]
 
     def only(self, pattern: str) -> GuestPath:
         """The one entry matching `pattern`, e.g. a device's `iio:device*` directory."""
         found = self.glob(pattern)
         if len(found) != 1:
-            raise FileNotFoundError(f"expected one {pattern} in {self.path}, found {[p.name for p in found]}")
+            raise FileNotFoundError(
+                f"expected one {pattern} in {self.path}, found {[p.name for p in found]}"
+            )
         return found[0]

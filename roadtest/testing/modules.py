@@ -55,7 +55,11 @@ class ModuleIndex:
             name = _module_name(path, info)
             depends = tuple(d for d in ",".join(info.get("depends", [])).split(",") if d)
             self.by_name[name] = ModuleInfo(
-                name, path, tuple(info.get("alias", [])), tuple(d.replace("-", "_") for d in depends), info
+                name,
+                path,
+                tuple(info.get("alias", [])),
+                tuple(d.replace("-", "_") for d in depends),
+                info,
             )
 
     def for_modalias(self, modalias: str) -> list[ModuleInfo]:
@@ -96,7 +100,9 @@ class ModuleIndex:
             seen.add(mod.name)
             for dep in mod.depends:
                 if dep not in self.by_name:
-                    raise ModuleError(f"module {mod.name} needs {dep}, which is not in {self.modules_dir}")
+                    raise ModuleError(
+                        f"module {mod.name} needs {dep}, which is not in {self.modules_dir}"
+                    )
                 visit(self.by_name[dep])
             order.append(mod)
 

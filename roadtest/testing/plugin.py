@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roadtest.errors import RoadtestError
+from roadtest.guest.protocol import ProtocolError
 from roadtest.testing.devices import I2CDevice
+
+if TYPE_CHECKING:
+    from roadtest.testing.session import RoadtestSession
 
 _KEY_LOG = pytest.StashKey["TestLog"]()
 _DEVICES = pytest.StashKey[list[I2CDevice]]()
 _SESSION = pytest.StashKey["RoadtestSession | None"]()
+_CALL_FAILED = pytest.StashKey[bool]()
 
 
 class BackendLog(logging.Handler):
@@ -31,7 +36,9 @@ class BackendLog(logging.Handler):
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.records: list[str] = []
-        self.setFormatter(logging.Formatter("%(relativeCreated)10.1f ms %(levelname)s %(name)s: %(message)s"))
+        self.setFormatter(
+            logging.Formatter("%(relativeCreated)10.1f ms %(levelname)s %(name)s: %(message)s")
+        )
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(self.format(record))
@@ -46,6 +53,18 @@ class TestLog:
         self.guest = session.guest
         self.console_mark = console_mark
         self.backend_mark = backend_mark
+
+    def flush_console(self) -> None:
+        """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
+        guest = self.guest
+        if guest is None or guest.console is None or not guest.alive:
+            return
+        marker = f"roadtest: report {self.console_mark}"
+        try:
+            guest.agent.kmsg(marker)
+        except (OSError, ProtocolError):
+            return
+        guest.console.wait_for(marker, self.console_mark, timeout=2.0)
 
     def kernel_lines(self) -> list[str]:
         if self.guest is None or self.guest.console is None:
@@ -93,7 +112,9 @@ def _declared_devices(module: types.ModuleType) -> list[I2CDevice]:
     return found
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     devices: list[I2CDevice] = []
     seen: set[int] = set()
     for item in items:
@@ -145,7 +166,9 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
 
 
 @pytest.fixture
-def guest(request: pytest.FixtureRequest, roadtest_session: RoadtestSession) -> Iterator[RoadtestSession]:
+def guest(
+    request: pytest.FixtureRequest, roadtest_session: RoadtestSession
+) -> Iterator[RoadtestSession]:
     session = roadtest_session
     guest = session.ensure_guest()
     assert guest.console is not None
@@ -154,33 +177,36 @@ def guest(request: pytest.FixtureRequest, roadtest_session: RoadtestSession) -> 
     errors_before = len(session.backend.errors)
     guest.agent.kmsg(f"roadtest: start {request.node.nodeid}")
     yield session
-    if session.guest is guest and guest.alive:
-        session.detach_all()
+    session.detach_all()
+    if guest.alive:
         guest.agent.kmsg(f"roadtest: end {request.node.nodeid}")
-    else:
-        session.active.clear()
+    if request.node.stash.get(_CALL_FAILED, False):
+        return  # the report already shows the logs; don't add an error on top
     model_errors = session.backend.errors[errors_before:]
     if model_errors:
-        pytest.fail("a model raised while serving the driver:\n" + "\n".join(str(e) for e in model_errors))
-    trouble = guest.console.trouble(test_log.console_mark) if guest.console else []
+        pytest.fail(
+            "a model raised while serving the driver:\n" + "\n".join(str(e) for e in model_errors)
+        )
+    trouble = guest.console.trouble(test_log.console_mark)
     if trouble or not guest.alive:
         pytest.fail("the guest kernel reported trouble:\n" + "\n".join(trouble or ["guest died"]))
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_CALL_FAILED] = True
     test_log = item.stash.get(_KEY_LOG, None)
     if test_log is None or not report.failed:
-        return
+        return report
+    test_log.flush_console()
     kernel = test_log.kernel_lines()
     backend = test_log.backend_lines()
     report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
     report.sections.append(("roadtest backend log", "\n".join(backend) or "(no backend messages)"))
     if test_log.guest is not None:
         report.sections.append(("roadtest guest", f"console: {test_log.guest.console_log}"))
-
-
-if "roadtest.testing.session" in sys.modules or True:
-    from roadtest.testing.session import RoadtestSession  # noqa: E402
+    return report

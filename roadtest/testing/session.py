@@ -16,6 +16,7 @@ from pathlib import Path
 
 from roadtest.backend.server import Backend
 from roadtest.errors import RoadtestError
+from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine.uml import UMLConfig, UMLGuest
 from roadtest.models.base import I2CModel
@@ -102,9 +103,13 @@ class RoadtestSession:
         )
         self.guest = UMLGuest(config)
         self.guest.start()
-        adapters = [n for n in self.guest.agent.listdir("/sys/bus/i2c/devices") if n.startswith("i2c-")]
+        adapters = [
+            n for n in self.guest.agent.listdir("/sys/bus/i2c/devices") if n.startswith("i2c-")
+        ]
         if not adapters:
-            raise RoadtestError(f"the guest has no virtio I2C adapter; console: {self.guest.console_log}")
+            raise RoadtestError(
+                f"the guest has no virtio I2C adapter; console: {self.guest.console_log}"
+            )
         self.i2c_bus_number = int(adapters[0].removeprefix("i2c-"))
         return self.guest
 
@@ -144,14 +149,24 @@ class RoadtestSession:
             setattr(model, gpio_name, self.backend.gpio.line(line))
         name = f"{self.i2c_bus_number}-{place.addr:04x}"
         bound = BoundDevice(
-            self, device, model, place.addr, dict(place.gpios), name, self.path(f"/sys/bus/i2c/devices/{name}")
+            self,
+            device,
+            model,
+            place.addr,
+            dict(place.gpios),
+            name,
+            self.path(f"/sys/bus/i2c/devices/{name}"),
         )
         self.active.append(bound)
         return bound
 
     def detach(self, bound: BoundDevice) -> None:
+        """Unbind (if the guest still runs) and take the model off the bus."""
         if bound.bound and self.guest is not None and self.guest.alive:
-            self.unbind(bound)
+            try:
+                self.unbind(bound)
+            except ProtocolError:
+                pass  # the guest died under us; the next test gets a new one
         self.backend.i2c.detach(bound.addr)
         if bound in self.active:
             self.active.remove(bound)

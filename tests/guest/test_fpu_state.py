@@ -32,7 +32,9 @@ def fpstress(roadtest_session: RoadtestSession) -> Path:
     return binary
 
 
-def test_fp_and_vector_state_survive_context_switches(guest: RoadtestSession, fpstress: Path) -> None:
+def test_fp_and_vector_state_survive_context_switches(
+    guest: RoadtestSession, fpstress: Path
+) -> None:
     host = subprocess.run([str(fpstress)], capture_output=True, check=True)
     rc, out, err = guest.agent.run([str(fpstress)], timeout=120)
     assert rc == 0, err.decode()

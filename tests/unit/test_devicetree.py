@@ -51,7 +51,12 @@ def include_root(tmp_path: Path) -> Path:
 
 
 def decompile(dtb: Path) -> str:
-    return subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(dtb)], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["dtc", "-q", "-I", "dtb", "-O", "dts", str(dtb)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def test_session_assigns_distinct_addresses_and_lines() -> None:
@@ -79,7 +84,12 @@ def test_taken_address_is_one_clear_error() -> None:
 
 def test_taken_gpio_line_is_one_clear_error() -> None:
     with pytest.raises(PlacementError, match=r"GPIO line 3 \(irq\) asked for by b .* taken by a"):
-        Layout([device(IRQ_NODE, origin="a", gpios={"irq": 3}), device(IRQ_NODE, origin="b", gpios={"irq": 3})])
+        Layout(
+            [
+                device(IRQ_NODE, origin="a", gpios={"irq": 3}),
+                device(IRQ_NODE, origin="b", gpios={"irq": 3}),
+            ]
+        )
 
 
 def test_out_of_range_requests_are_rejected() -> None:
@@ -102,7 +112,9 @@ def test_unknown_placeholder_names_the_fragment() -> None:
 def test_tree_compiles_with_fragments_under_the_adapter(tmp_path: Path, include_root: Path) -> None:
     a, b = device(origin="a"), device(IRQ_NODE, origin="b", gpios=("irq", "reset"))
     layout = Layout([a, b])
-    dtb = build(layout.fragments(), include_root, tmp_path / "w", Path("/w/i2c.sock"), Path("/w/gpio.sock"))
+    dtb = build(
+        layout.fragments(), include_root, tmp_path / "w", Path("/w/i2c.sock"), Path("/w/gpio.sock")
+    )
     text = decompile(dtb)
     pa, pb = layout.placement(a), layout.placement(b)
     assert f"sensor@{pa.addr:x}" in text
@@ -113,7 +125,12 @@ def test_tree_compiles_with_fragments_under_the_adapter(tmp_path: Path, include_
 
 
 def test_malformed_fragment_names_its_origin(tmp_path: Path, include_root: Path) -> None:
-    good, bad = device(origin="tests/good.py"), device("sensor@$addr$ { reg = <0x$addr$> ", origin="tests/bad.py")
-    with pytest.raises(DevicetreeError, match=r"^devicetree fragment of tests/bad.py does not compile: .+"):
+    good, bad = (
+        device(origin="tests/good.py"),
+        device("sensor@$addr$ { reg = <0x$addr$> ", origin="tests/bad.py"),
+    )
+    with pytest.raises(
+        DevicetreeError, match=r"^devicetree fragment of tests/bad.py does not compile: .+"
+    ):
         build(Layout([good, bad]).fragments(), include_root, tmp_path / "w", Path("/i"), Path("/g"))
     assert not (tmp_path / "w" / "guest.dtb").exists()

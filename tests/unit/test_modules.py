@@ -19,18 +19,36 @@ def make_ko(path: Path, *fields: str) -> Path:
     subprocess.run(["gcc", "-c", "-o", str(obj), str(src)], check=True)
     info = path.with_suffix(".modinfo")
     info.write_bytes(b"".join(f.encode() + b"\0" for f in fields))
-    subprocess.run(["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True)
+    subprocess.run(
+        ["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True
+    )
     return path
 
 
 @pytest.fixture
 def modules(tmp_path: Path) -> Path:
     root = tmp_path / "lib/modules/6.12.0-roadtest"
-    make_ko(root / "kernel/drivers/iio/light/opt3001.ko", "alias=i2c:opt3001", "alias=of:N*T*Cti,opt3001C*",
-            "alias=of:N*T*Cti,opt3001", "depends=industrialio-buffer", "name=opt3001", "license=GPL")
-    make_ko(root / "kernel/drivers/iio/industrialio-buffer.ko", "depends=industrialio", "name=industrialio_buffer")
+    make_ko(
+        root / "kernel/drivers/iio/light/opt3001.ko",
+        "alias=i2c:opt3001",
+        "alias=of:N*T*Cti,opt3001C*",
+        "alias=of:N*T*Cti,opt3001",
+        "depends=industrialio-buffer",
+        "name=opt3001",
+        "license=GPL",
+    )
+    make_ko(
+        root / "kernel/drivers/iio/industrialio-buffer.ko",
+        "depends=industrialio",
+        "name=industrialio_buffer",
+    )
     make_ko(root / "kernel/drivers/iio/industrialio.ko", "depends=", "name=industrialio")
-    make_ko(root / "kernel/drivers/misc/broken.ko", "alias=of:N*T*Cacme,broken", "depends=missing_mod", "name=broken")
+    make_ko(
+        root / "kernel/drivers/misc/broken.ko",
+        "alias=of:N*T*Cacme,broken",
+        "depends=missing_mod",
+        "name=broken",
+    )
     return root
 
 
@@ -44,7 +62,11 @@ def test_compatible_finds_the_module_and_its_dependencies_first(modules: Path) -
     index = ModuleIndex(modules)
     module = index.for_compatible("ti,opt3001")
     assert module.name == "opt3001"
-    assert [m.name for m in index.load_order(module)] == ["industrialio", "industrialio_buffer", "opt3001"]
+    assert [m.name for m in index.load_order(module)] == [
+        "industrialio",
+        "industrialio_buffer",
+        "opt3001",
+    ]
 
 
 def test_modalias_matching(modules: Path) -> None:
@@ -55,7 +77,9 @@ def test_modalias_matching(modules: Path) -> None:
 
 
 def test_compatible_with_no_module_says_what_to_do(modules: Path) -> None:
-    with pytest.raises(ModuleError, match=r"no module .* compatible 'acme,none': add the driver's CONFIG_"):
+    with pytest.raises(
+        ModuleError, match=r"no module .* compatible 'acme,none': add the driver's CONFIG_"
+    ):
         ModuleIndex(modules).for_compatible("acme,none")
 
 

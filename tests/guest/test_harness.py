@@ -1,0 +1,103 @@
+"""The harness around driver tests, seen from a user's pytest run: reports and crash recovery.
+
+Each case runs a small driver-test file in a pytest subprocess (so it gets
+its own guest) and checks what the user sees.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from roadtest.kernel import default_cache_dir
+
+# pytester gives the inner run a HOME of its own; the kernel cache must stay the real one.
+CACHE = default_cache_dir()
+
+HEADER = '''
+from roadtest.models.opt3001 import OPT3001, REG_RESULT
+from roadtest.models.base import ModelError
+from roadtest.testing import I2CDevice, read_float
+
+SENSOR = I2CDevice(
+    compatible="ti,opt3001",
+    model=OPT3001,
+    dts="""
+        light-sensor@$addr$ {
+            compatible = "ti,opt3001";
+            reg = <0x$addr$>;
+        };
+    """,
+)
+'''
+
+
+@pytest.fixture(autouse=True)
+def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROADTEST_CACHE", str(CACHE))
+
+
+def run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
+    pytester.makepyfile(test_user=HEADER + body)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+
+
+def test_failing_test_shows_its_kernel_and_backend_log(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_wrong_lux(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x3456
+        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 1.0
+""",
+    )
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "roadtest kernel log" in out
+    assert "Found TI OPT3001" in out  # the probe message, logged during this test
+    assert "roadtest backend log" in out
+    assert "console: " in out and "console.log" in out
+
+
+def test_model_that_raises_fails_the_test_with_its_traceback(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+class Broken(OPT3001):
+    def reg_read(self, addr):
+        if addr == REG_RESULT:
+            raise ModelError("result register is on fire")
+        return super().reg_read(addr)
+
+def test_broken_model(guest):
+    with guest.bound(SENSOR, model=Broken()) as dev:
+        try:
+            read_float(dev.path.only("iio:device*") / "in_illuminance_input")
+        except OSError:
+            pass  # the NACK reaches the driver, which fails the read
+""",
+    )
+    result.assert_outcomes(errors=1, passed=1)
+    result.stdout.fnmatch_lines(
+        ["*a model raised while serving the driver*", "*result register is on fire*"]
+    )
+
+
+def test_guest_crash_fails_one_test_and_the_next_gets_a_new_guest(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+def test_crash(guest):
+    guest.agent.write_file("/proc/sysrq-trigger", b"c")
+
+def test_after(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x0001
+        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
+    assert guest.boots == 2
+""",
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*Kernel panic*"])
