@@ -1,0 +1,21 @@
+"""The guest kernel: Debian's kernel source, our patch series and config fragments, and a cache
+of builds keyed by all three.
+
+    kernel = ensure_kernel(repo_root)   # builds if needed; a cached build is recognised in ms
+    kernel.vmlinux, kernel.modules_dir, kernel.source_dir
+"""
+
+from roadtest.kernel.build import Kernel, cached_kernel, ensure_kernel
+from roadtest.kernel.cache import KEY_VERSION, default_cache_dir
+from roadtest.kernel.cli import build_main
+from roadtest.kernel.config import config_fragments
+
+__all__ = [
+    "KEY_VERSION",
+    "Kernel",
+    "build_main",
+    "cached_kernel",
+    "config_fragments",
+    "default_cache_dir",
+    "ensure_kernel",
+]

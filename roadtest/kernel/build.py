@@ -1,0 +1,287 @@
+"""Building the UML kernel and its modules, or recognising the cached build, keyed by its inputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel import cache
+from roadtest.kernel.cache import Entry, Layout
+from roadtest.kernel.config import config_fragments, configure
+from roadtest.kernel.runner import Runner, parallel_jobs
+from roadtest.kernel.source import SourceIdentity, prepare_source, read_series, source_identity
+
+
+@dataclass(frozen=True)
+class Kernel:
+    release: str  # e.g. "6.12.118-roadtest" (from include/config/kernel.release)
+    source_dir: Path  # the patched tree: dt-bindings includes and scripts come from here
+    build_dir: Path  # the O= directory
+    vmlinux: Path  # the UML binary
+    modules_dir: Path  # .../lib/modules/<release>, after modules_install (modules.dep, kernel/...)
+    config: Path  # the final .config
+
+
+COUNT_STAGE = "building"  # the runner's periodic "building: N objects compiled"
+
+
+class _StderrProgress:
+    """Stage lines on stderr; on a terminal the compile count updates in place."""
+
+    def __init__(self) -> None:
+        self._counting = False
+
+    @property
+    def interactive(self) -> bool:
+        return sys.stderr.isatty()
+
+    def __call__(self, message: str) -> None:
+        if self.interactive and message.startswith(COUNT_STAGE + ":"):
+            sys.stderr.write("\r\x1b[K" + message)
+            self._counting = True
+        else:
+            if self._counting:
+                sys.stderr.write("\n")
+                self._counting = False
+            sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+
+
+_stderr = _StderrProgress()
+
+
+def _report_interval(progress: Callable[[str], None]) -> float:
+    # A terminal gets a live counter; logs (CI, pytest's capture) a line every half minute.
+    return 1.0 if progress is _stderr and _stderr.interactive else 30.0
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    identity: SourceIdentity
+    patches: list[Path]
+    fragments: list[Path]
+    source_key: str
+    key: str
+
+
+def _inputs(repo_root: Path, fragments: list[Path] | None) -> _Inputs:
+    identity = source_identity()
+    patches = read_series(repo_root)
+    if fragments is None:
+        fragments = config_fragments(repo_root)
+    else:
+        fragments = [f if f.is_absolute() else repo_root / f for f in fragments]
+    for fragment in fragments:
+        if not fragment.is_file():
+            raise RoadtestError(f"config fragment {fragment} not found")
+    src_key = cache.source_key(identity, patches)
+    return _Inputs(identity, patches, fragments, src_key, cache.build_key(src_key, fragments))
+
+
+def _from_stamp(entry: Entry, key: str) -> Kernel | None:
+    stamp = cache.read_stamp(entry, key)
+    if stamp is None or "release" not in stamp or "source_dir" not in stamp:
+        return None
+    release = stamp["release"]
+    kernel = Kernel(
+        release=release,
+        source_dir=Path(stamp["source_dir"]),
+        build_dir=entry.build_dir,
+        vmlinux=entry.build_dir / "vmlinux",
+        modules_dir=entry.install_dir / "lib" / "modules" / release,
+        config=entry.build_dir / ".config",
+    )
+    complete = (
+        kernel.vmlinux.is_file()
+        and (kernel.modules_dir / "modules.dep").is_file()
+        and kernel.config.is_file()
+        and kernel.source_dir.is_dir()
+    )
+    return kernel if complete else None
+
+
+def _use_cached(entry: Entry, key: str) -> Kernel | None:
+    """The entry's kernel, marked as in use by this process, if its build is complete."""
+    if _from_stamp(entry, key) is None:
+        return None
+    try:
+        cache.hold_in_use(entry)
+    except OSError:
+        return None  # pruned since we looked
+    # A pruner may have deleted the entry between the check and the lock: look again.
+    kernel = _from_stamp(entry, key)
+    if kernel is None:
+        cache.release_in_use(entry)
+        return None
+    cache.touch(entry.stamp)
+    return kernel
+
+
+def cached_kernel(
+    repo_root: Path,
+    *,
+    fragments: list[Path] | None = None,
+    cache_dir: Path | None = None,
+) -> Kernel | None:
+    """The cached kernel for the current inputs, or None if it needs building. Never builds."""
+    inputs = _inputs(repo_root, fragments)
+    layout = Layout(cache_dir or cache.default_cache_dir())
+    return _use_cached(layout.entry(inputs.key), inputs.key)
+
+
+def ensure_kernel(
+    repo_root: Path,
+    *,
+    fragments: list[Path] | None = None,
+    cache_dir: Path | None = None,
+    progress: Callable[[str], None] = _stderr,
+) -> Kernel:
+    """The kernel for the current sources, patches and config fragments, built if needed."""
+    inputs = _inputs(repo_root, fragments)
+    layout = Layout(cache_dir or cache.default_cache_dir())
+    entry = layout.entry(inputs.key)
+    kernel = _use_cached(entry, inputs.key)
+    if kernel is not None:
+        return kernel
+    try:
+        with cache.build_lock(layout, progress):
+            # Another process may have built it while we waited for the lock.
+            kernel = _use_cached(entry, inputs.key)
+            if kernel is None:
+                cache.clean_leftovers(layout)
+                kernel = _build(repo_root, inputs, layout, entry, progress)
+            for removed in cache.prune(layout, entry):
+                progress(f"kernel: removed old cache entry {removed}")
+    except OSError as err:
+        # Tools' failures are reported by the runner; this is the cache itself (permissions, space).
+        where = err.filename or layout.root
+        raise RoadtestError(
+            f"kernel cache: {err.strerror or err} ({where}); "
+            f"free some space or set {cache.CACHE_ENV} to a writable directory"
+        ) from None
+    return kernel
+
+
+def _seed_build_dir(layout: Layout, entry: Entry, src_key: str, runner: Runner) -> Entry | None:
+    """Start from the newest complete build of the same source: kbuild then rebuilds only what
+    the config change touches. Copied, not moved: other processes may be using that build."""
+    candidates = [
+        e
+        for e in layout.entries()
+        if e.path != entry.path and e.stamp.is_file() and e.source_key() == src_key
+    ]
+    if not candidates:
+        return None
+    previous = max(candidates, key=lambda e: e.stamp.stat().st_mtime)
+    tmp = entry.path / "build.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    result = runner.run(
+        ["cp", "-a", "--reflink=auto", str(previous.build_dir), str(tmp)], cwd=entry.path
+    )
+    if result.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None  # not fatal: build from scratch
+    tmp.rename(entry.build_dir)  # the copy is complete or absent, never partial
+    return previous
+
+
+def _elapsed(start: float) -> str:
+    seconds = int(time.monotonic() - start)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def _build(
+    repo_root: Path,
+    inputs: _Inputs,
+    layout: Layout,
+    entry: Entry,
+    progress: Callable[[str], None],
+) -> Kernel:
+    start = time.monotonic()
+    entry.path.mkdir(parents=True, exist_ok=True)
+    entry.stamp.unlink(missing_ok=True)
+    if not entry.info.is_file():
+        cache.write_atomically(
+            entry.info, json.dumps({"key": inputs.key, "source_key": inputs.source_key}) + "\n"
+        )
+    entry.use_lock.touch()
+    cache.hold_in_use(entry)
+    runner = Runner(entry.log, progress, interval=_report_interval(progress))
+    progress(f"kernel: building {inputs.identity.describe()} into {entry.path} (log: {entry.log})")
+
+    source_dir = prepare_source(
+        inputs.identity,
+        inputs.patches,
+        layout.src_dir(inputs.source_key),
+        repo_root,
+        runner,
+        progress,
+    )
+    if not entry.build_dir.is_dir():
+        previous = _seed_build_dir(layout, entry, inputs.source_key, runner)
+        if previous is not None:
+            progress(f"kernel: starting from the build in {previous.path} (same source)")
+        entry.build_dir.mkdir(exist_ok=True)
+
+    progress(f"kernel: configuring ({len(inputs.fragments)} config fragments)")
+    config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root)
+
+    make = ["make", "ARCH=um", f"O={entry.build_dir}"]
+    jobs = parallel_jobs()
+    progress(f"kernel: compiling with {jobs} job{'s' if jobs > 1 else ''}")
+    built = runner.check(
+        [*make, f"-j{jobs}", "vmlinux", "modules"],
+        cwd=source_dir,
+        failure="kernel build failed",
+        count=COUNT_STAGE,
+        nice=True,
+    )
+    release = (entry.build_dir / "include" / "config" / "kernel.release").read_text().strip()
+
+    progress("kernel: installing modules")
+    depmod = shutil.which("depmod") or shutil.which("depmod", path="/usr/sbin:/sbin")
+    if depmod is None:
+        raise RoadtestError("depmod not found: install it with `apt-get install kmod`")
+    # Stale modules from an earlier attempt must not survive into modules.dep.
+    shutil.rmtree(entry.install_dir, ignore_errors=True)
+    runner.check(
+        [*make, f"INSTALL_MOD_PATH={entry.install_dir}", f"DEPMOD={depmod}", "modules_install"],
+        cwd=source_dir,
+        failure="kernel modules_install failed",
+        nice=True,
+    )
+    modules_dir = entry.install_dir / "lib" / "modules" / release
+    if not (modules_dir / "modules.dep").is_file():
+        raise RoadtestError(
+            f"modules_install made no {modules_dir / 'modules.dep'}; full log: {entry.log}"
+        )
+
+    kernel = Kernel(
+        release=release,
+        source_dir=source_dir,
+        build_dir=entry.build_dir,
+        vmlinux=entry.build_dir / "vmlinux",
+        modules_dir=modules_dir,
+        config=config,
+    )
+    # Last: the stamp is what makes the entry count as built.
+    cache.write_stamp(
+        entry,
+        {
+            "key": inputs.key,
+            "source_key": inputs.source_key,
+            "release": release,
+            "source_dir": str(source_dir),
+            "source": inputs.identity.describe(),
+            "patches": " ".join(p.name for p in inputs.patches),
+            "fragments": " ".join(str(f) for f in inputs.fragments),
+        },
+    )
+    progress(f"kernel {release}: built in {_elapsed(start)} ({built.compiled} objects compiled)")
+    return kernel

@@ -1,0 +1,292 @@
+"""The kernel cache: keys, layout, stamps, locks, and keeping its size bounded.
+
+Layout under the cache directory:
+
+    kernel.lock                 held (exclusively) by the one process that builds or prunes
+    src/<source key>/           an unpacked, patched tree; appears by rename once complete
+    kernels/<build key>/        one configured build:
+        entry.json              its source key, written when the entry is made
+        build/                  the O= directory (vmlinux, .config)
+        modules/lib/modules/<release>/
+        build.log               everything the build printed
+        use.lock                held shared by every process using this kernel
+        stamp.json              written atomically after everything else succeeded
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from roadtest.kernel.source import SourceIdentity
+
+# Bump when the build procedure changes in a way that makes old cache entries wrong.
+KEY_VERSION = "1"
+
+# Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
+# tree 1.7 GB); a config-only change starts from the newest build of the same source.
+KEEP_BUILDS = 3
+
+CACHE_ENV = "ROADTEST_CACHE"
+
+
+def default_cache_dir() -> Path:
+    override = os.environ.get(CACHE_ENV)
+    return Path(override).expanduser() if override else Path.home() / ".cache" / "roadtest"
+
+
+def _digest(parts: list[bytes]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        # Length-prefixed, so that no two different lists of parts hash alike.
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def source_key(identity: SourceIdentity, patches: list[Path]) -> str:
+    """Names the unpacked+patched tree: the tarball and the patches' contents, in order."""
+    meta = json.dumps({"version": KEY_VERSION, "source": identity.key_data()}, sort_keys=True)
+    return _digest([b"roadtest-kernel-source", meta.encode(), *(p.read_bytes() for p in patches)])
+
+
+def build_key(src_key: str, fragments: list[Path]) -> str:
+    """Names one build: its source tree and the fragments' contents, in order."""
+    parts = [b"roadtest-kernel-build", KEY_VERSION.encode(), src_key.encode()]
+    return _digest([*parts, *(f.read_bytes() for f in fragments)])
+
+
+def short(key: str) -> str:
+    return key[:16]
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+
+    @property
+    def key(self) -> str:
+        return self.path.name
+
+    @property
+    def build_dir(self) -> Path:
+        return self.path / "build"
+
+    @property
+    def install_dir(self) -> Path:
+        return self.path / "modules"
+
+    @property
+    def log(self) -> Path:
+        return self.path / "build.log"
+
+    @property
+    def stamp(self) -> Path:
+        return self.path / "stamp.json"
+
+    @property
+    def info(self) -> Path:
+        return self.path / "entry.json"
+
+    @property
+    def use_lock(self) -> Path:
+        return self.path / "use.lock"
+
+    def source_key(self) -> str | None:
+        try:
+            value = json.loads(self.info.read_text()).get("source_key")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "kernel.lock"
+
+    @property
+    def src_root(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def builds_root(self) -> Path:
+        return self.root / "kernels"
+
+    def src_dir(self, src_key: str) -> Path:
+        return self.src_root / short(src_key)
+
+    def entry(self, key: str) -> Entry:
+        return Entry(self.builds_root / short(key))
+
+    def entries(self) -> list[Entry]:
+        try:
+            return [
+                Entry(p)
+                for p in self.builds_root.iterdir()
+                if p.is_dir() and not p.name.startswith(".")
+            ]
+        except FileNotFoundError:
+            return []
+
+
+def read_stamp(entry: Entry, key: str) -> dict[str, str] | None:
+    try:
+        data = json.loads(entry.stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_stamp(entry: Entry, data: dict[str, str]) -> None:
+    write_atomically(entry.stamp, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def touch(path: Path) -> None:
+    """Record a use (the stamp's mtime orders entries for pruning); a read-only cache is fine."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+@contextmanager
+def build_lock(layout: Layout, progress: Callable[[str], None]) -> Iterator[None]:
+    """Only one process builds (or prunes) at a time; the others wait here, then reuse its work."""
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with open(layout.lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(
+                f"kernel: waiting for another roadtest process to finish building ({layout.lock})"
+            )
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# Shared locks on the entries this process uses, held until it exits: pruning skips them.
+_in_use: dict[Path, int] = {}
+
+
+def hold_in_use(entry: Entry) -> None:
+    if entry.path in _in_use:
+        return
+    fd = os.open(entry.use_lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    # Blocks only while a pruner holds it exclusively; the caller re-checks the stamp afterwards.
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    _in_use[entry.path] = fd
+
+
+def release_in_use(entry: Entry) -> None:
+    fd = _in_use.pop(entry.path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """Rename first: a tree half-deleted by an interruption must never look usable."""
+    trash = path.parent / f".trash-{path.name}-{os.getpid()}"
+    try:
+        path.rename(trash)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def clean_leftovers(layout: Layout) -> None:
+    """Temp and trash dirs left by interrupted runs. Call with the build lock held."""
+    for parent in (layout.src_root, layout.builds_root):
+        if parent.is_dir():
+            for p in parent.iterdir():
+                if p.name.startswith((".tmp-", ".trash-")):
+                    shutil.rmtree(p, ignore_errors=True)
+    for entry in layout.entries():
+        tmp = entry.path / "build.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _try_exclusive(entry: Entry) -> int | None:
+    """An fd holding the entry's use lock exclusively, or None if some process uses the entry."""
+    try:
+        fd = os.open(entry.use_lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _last_used(entry: Entry) -> float:
+    try:
+        return entry.stamp.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def prune(layout: Layout, current: Entry, keep: int = KEEP_BUILDS) -> list[Path]:
+    """Delete all but the `keep` most recently used builds, and sources no build refers to.
+
+    Call with the build lock held. Entries other processes use are never deleted; neither is
+    `current`. Returns what was deleted.
+    """
+    removed: list[Path] = []
+    others = sorted(
+        (e for e in layout.entries() if e.path != current.path),
+        key=_last_used,
+        reverse=True,
+    )
+    complete = [e for e in others if e.stamp.is_file()]
+    incomplete = [e for e in others if not e.stamp.is_file()]
+    # An incomplete entry is an interrupted or failed build of a config no longer current.
+    for entry in [*complete[max(0, keep - 1) :], *incomplete]:
+        fd = _try_exclusive(entry)
+        if fd is None:
+            continue
+        try:
+            _remove(entry.path)
+            removed.append(entry.path)
+        finally:
+            os.close(fd)
+    wanted = {layout.src_dir(k).name for e in layout.entries() if (k := e.source_key())}
+    if current.source_key() is None:
+        return removed  # can't tell which source is ours: leave the sources alone
+    if layout.src_root.is_dir():
+        for src in layout.src_root.iterdir():
+            if not src.name.startswith(".") and src.name not in wanted:
+                _remove(src)
+                removed.append(src)
+    return removed

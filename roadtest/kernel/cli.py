@@ -1,0 +1,21 @@
+"""`roadtest build`: build the guest kernel, or confirm that the cached one is current."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from roadtest.kernel.build import cached_kernel, ensure_kernel
+
+
+def build_main(repo_root: Path) -> int:
+    """Print the kernel release, its vmlinux and whether it was cached; errors propagate as
+    RoadtestError (the caller prints them as one line)."""
+    kernel = cached_kernel(repo_root)
+    if kernel is not None:
+        print(f"kernel {kernel.release}: up to date ({kernel.vmlinux})")
+        return 0
+    start = time.monotonic()
+    kernel = ensure_kernel(repo_root)
+    print(f"kernel {kernel.release}: built in {time.monotonic() - start:.0f} s ({kernel.vmlinux})")
+    return 0

@@ -1,0 +1,157 @@
+"""Kernel configuration: config fragments, merging them over defconfig, checking the result."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel.runner import Runner
+
+BASE_FRAGMENT = Path("kernel-patches") / "base.config"
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+# None stands for "not set": "# CONFIG_X is not set", CONFIG_X=n, or no line at all.
+Value = str | None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One option as a fragment asks for it."""
+
+    name: str
+    value: Value
+    fragment: Path
+
+    def describe(self) -> str:
+        return f"{self.name}={self.value}" if self.value is not None else f"{self.name} is not set"
+
+
+def config_fragments(repo_root: Path) -> list[Path]:
+    """kernel-patches/base.config, then every tests/**/*.config sorted by path (later ones win)."""
+    base = repo_root / BASE_FRAGMENT
+    if not base.is_file():
+        raise RoadtestError(f"{base} not found: is {repo_root} a roadtest checkout?")
+    tests = repo_root / "tests"
+    found = sorted(tests.rglob("*.config"), key=lambda p: p.relative_to(tests).as_posix())
+    return [base, *(p for p in found if p.is_file())]
+
+
+def _normalise(value: str) -> Value:
+    return None if value == "n" else value
+
+
+def parse_fragment(path: Path, repo_root: Path | None = None) -> dict[str, Value]:
+    """A fragment's options in file order; any other line but comments and blanks is an error."""
+    options: dict[str, Value] = {}
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise RoadtestError(f"cannot read config fragment {path}: {err.strerror}") from None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if unset := _UNSET.match(line):
+            options[unset.group(1)] = None
+        elif line.startswith("#") or not line:
+            continue
+        elif match := _SET.match(line):
+            options[match.group(1)] = _normalise(match.group(2).strip())
+        else:
+            raise RoadtestError(
+                f"malformed line {number} of config fragment {display(path, repo_root)}: {line!r} "
+                "(expected CONFIG_NAME=value or '# CONFIG_NAME is not set')"
+            )
+    return options
+
+
+def parse_config(text: str) -> dict[str, Value]:
+    """A full .config as kconfig writes it."""
+    options: dict[str, Value] = {}
+    for line in text.splitlines():
+        if match := _SET.match(line):
+            options[match.group(1)] = _normalise(match.group(2))
+        elif unset := _UNSET.match(line):
+            options[unset.group(1)] = None
+    return options
+
+
+def requested_options(fragments: list[Path], repo_root: Path | None = None) -> dict[str, Request]:
+    """What the fragments ask for; when two disagree the later one wins, as in merge_config.sh."""
+    requests: dict[str, Request] = {}
+    for fragment in fragments:
+        for name, value in parse_fragment(fragment, repo_root).items():
+            requests[name] = Request(name, value, fragment)
+    return requests
+
+
+def _number(value: str) -> int:
+    # kconfig reads int options in decimal and hex options with their 0x prefix.
+    return int(value, 16) if value.lower().startswith("0x") else int(value, 10)
+
+
+def _same(wanted: Value, got: Value) -> bool:
+    if wanted == got:
+        return True
+    if wanted is None or got is None:
+        return False
+    try:
+        # kconfig may rewrite a number's spelling (e.g. 010 -> 10); the value is what matters.
+        return _number(wanted) == _number(got)
+    except ValueError:
+        return False
+
+
+def dropped_options(config: str, requests: dict[str, Request]) -> list[tuple[Request, Value]]:
+    """Requests the final config does not honour, with what it has instead."""
+    final = parse_config(config)
+    return [
+        (req, final.get(name))
+        for name, req in requests.items()
+        if not _same(req.value, final.get(name))
+    ]
+
+
+def display(path: Path, repo_root: Path | None) -> str:
+    if repo_root is not None:
+        try:
+            return str(path.resolve().relative_to(repo_root.resolve()))
+        except ValueError:
+            pass
+    return str(path)
+
+
+def check_config(config_path: Path, fragments: list[Path], repo_root: Path | None = None) -> None:
+    """Raise a RoadtestError naming every requested option the final .config does not have."""
+    dropped = dropped_options(config_path.read_text(), requested_options(fragments, repo_root))
+    if not dropped:
+        return
+    items = []
+    for req, got in dropped:
+        now = "now not set" if got is None else f"now {got}"
+        items.append(f"{req.describe()} ({display(req.fragment, repo_root)}, {now})")
+    raise RoadtestError(
+        f"config options dropped by olddefconfig: {', '.join(items)} — check their dependencies"
+    )
+
+
+def configure(
+    runner: Runner, source_dir: Path, build_dir: Path, fragments: list[Path], repo_root: Path
+) -> Path:
+    """defconfig, merge the fragments, olddefconfig, check; return the final .config."""
+    make = ["make", "ARCH=um", f"O={build_dir}"]
+    failure = "kernel configuration failed"
+    runner.check([*make, "defconfig"], cwd=source_dir, failure=failure, nice=True)
+    merge = source_dir / "scripts" / "kconfig" / "merge_config.sh"
+    config = build_dir / ".config"
+    # merge_config.sh makes its temp files in the current directory: keep them out of the source.
+    runner.check(
+        ["sh", str(merge), "-m", "-O", str(build_dir), str(config), *map(str, fragments)],
+        cwd=build_dir,
+        failure=failure,
+    )
+    runner.check([*make, "olddefconfig"], cwd=source_dir, failure=failure, nice=True)
+    check_config(config, fragments, repo_root)
+    return config

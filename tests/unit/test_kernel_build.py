@@ -1,0 +1,401 @@
+"""ensure_kernel end to end against a tiny fake kernel tarball and a fake `make`.
+
+The fake make understands the targets roadtest uses (defconfig, olddefconfig, vmlinux modules,
+modules_install), writes what kbuild would, and logs every call, so the tests can tell whether
+a build ran at all. Environment knobs: FAKE_MAKE_DROP (options olddefconfig drops),
+FAKE_MAKE_FAIL (the build fails), FAKE_MAKE_SLEEP (the build takes that long).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel import Kernel, build_main, cached_kernel, ensure_kernel
+from roadtest.kernel.build import _StderrProgress
+
+FAKE_MAKE = r"""#!{python}
+import os, sys, time
+from pathlib import Path
+
+args = sys.argv[1:]
+with open(os.environ["FAKE_MAKE_LOG"], "a") as log:
+    log.write(" ".join(a for a in args if "=" not in a and not a.startswith("-j")) + "\n")
+vars = dict(a.split("=", 1) for a in args if "=" in a)
+targets = [a for a in args if "=" not in a and not a.startswith("-")]
+out = Path(vars["O"])
+
+def read_config():
+    opts = {{}}
+    for line in (out / ".config").read_text().splitlines():
+        if line.startswith("CONFIG_"):
+            k, v = line.split("=", 1)
+            opts[k] = v
+        elif line.startswith("# CONFIG_") and line.endswith(" is not set"):
+            opts[line[2:-11]] = None
+    return opts
+
+for target in targets:
+    if target == "defconfig":
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".config").write_text("CONFIG_UML=y\n")
+    elif target == "olddefconfig":
+        opts = read_config()
+        for name in filter(None, os.environ.get("FAKE_MAKE_DROP", "").split(",")):
+            opts.pop(name, None)
+        lines = [f"{{k}}={{v}}\n" if v else f"# {{k}} is not set\n" for k, v in opts.items()]
+        (out / ".config").write_text("".join(lines))
+    elif target == "vmlinux":
+        time.sleep(float(os.environ.get("FAKE_MAKE_SLEEP", "0")))
+        for i in range(3):
+            print(f"  CC      init/file{{i}}.o")
+        print("  CC [M]  drivers/fake.o")
+        if os.environ.get("FAKE_MAKE_FAIL"):
+            print("drivers/fake.c:1:1: error: boom")
+            sys.exit(2)
+        local = (read_config().get("CONFIG_LOCALVERSION") or '""').strip('"')
+        (out / "include/config").mkdir(parents=True, exist_ok=True)
+        (out / "include/config/kernel.release").write_text(f"6.12.0{{local}}\n")
+        (out / "vmlinux").write_text((out / ".config").read_text())
+    elif target == "modules_install":
+        release = (out / "include/config/kernel.release").read_text().strip()
+        mods = Path(vars["INSTALL_MOD_PATH"]) / "lib/modules" / release
+        (mods / "kernel/drivers").mkdir(parents=True, exist_ok=True)
+        (mods / "kernel/drivers/fake.ko").write_text("ko")
+        (mods / "modules.dep").write_text("kernel/drivers/fake.ko:\n")
+"""
+
+# merge_config.sh -m -O <dir> <base> <fragments...>: appending is enough, as the fake
+# olddefconfig lets later lines win, like kconfig does for merge_config's output.
+FAKE_MERGE = """#!/bin/sh
+[ "$1" = -m ] && shift
+[ "$1" = -O ] && shift 2
+base=$1; shift
+for f in "$@"; do cat "$f" >> "$base"; done
+"""
+
+ORIGINAL = "int a;\nint b;\nint c;\n"
+GOOD_PATCH = """From: x <x@example.org>
+Subject: [PATCH] fake: change b
+
+---
+--- a/arch/um/file.c
++++ b/arch/um/file.c
+@@ -1,3 +1,3 @@
+ int a;
+-int b;
++int b = 1;
+ int c;
+"""
+BAD_PATCH = """--- a/arch/um/file.c
++++ b/arch/um/file.c
+@@ -1,3 +1,3 @@
+ int x;
+-int y;
++int y = 2;
+ int z;
+"""
+
+
+def _tarball(path: Path) -> Path:
+    with tarfile.open(path, "w:xz") as tar:
+        for name, text, mode in [
+            ("linux-fake/Makefile", "VERSION = 6\n", 0o644),
+            ("linux-fake/arch/um/file.c", ORIGINAL, 0o644),
+            ("linux-fake/scripts/kconfig/merge_config.sh", FAKE_MERGE, 0o755),
+        ]:
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+class Fake:
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.root = root
+        self.repo = root / "repo"
+        self.cache = root / "cache"
+        self.make_log = root / "make.log"
+        self.messages: list[str] = []
+        self.env = monkeypatch
+        bindir = root / "bin"
+        bindir.mkdir()
+        make = bindir / "make"
+        make.write_text(FAKE_MAKE.format(python=sys.executable))
+        make.chmod(0o755)
+        depmod = bindir / "depmod"
+        depmod.write_text("#!/bin/sh\nexit 0\n")
+        depmod.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("FAKE_MAKE_LOG", str(self.make_log))
+        monkeypatch.setenv("ROADTEST_KERNEL_SOURCE", str(_tarball(root / "linux-fake.tar.xz")))
+        for var in ("FAKE_MAKE_DROP", "FAKE_MAKE_FAIL", "FAKE_MAKE_SLEEP", "ROADTEST_CACHE"):
+            monkeypatch.delenv(var, raising=False)
+        self.write("kernel-patches/base.config", 'CONFIG_LOCALVERSION="-roadtest"\n')
+        self.write("kernel-patches/0001-fake-change-b.patch", GOOD_PATCH)
+        self.write("kernel-patches/series", "0001-fake-change-b.patch\n")
+        self.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=m\n")
+
+    def write(self, rel: str, text: str) -> Path:
+        path = self.repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def ensure(self) -> Kernel:
+        return ensure_kernel(self.repo, cache_dir=self.cache, progress=self.messages.append)
+
+    def cached(self) -> Kernel | None:
+        return cached_kernel(self.repo, cache_dir=self.cache)
+
+    def make_calls(self) -> list[str]:
+        return self.make_log.read_text().splitlines() if self.make_log.exists() else []
+
+    def builds(self) -> int:
+        return sum("vmlinux" in call for call in self.make_calls())
+
+    def entries(self) -> list[Path]:
+        root = self.cache / "kernels"
+        return sorted(p for p in root.iterdir() if not p.name.startswith("."))
+
+    def sources(self) -> list[Path]:
+        root = self.cache / "src"
+        return sorted(root.iterdir()) if root.exists() else []
+
+    def in_subprocess(self, *extra: str, **env: str) -> subprocess.Popen[str]:
+        """ensure_kernel in another process: its locks are its own and go away when it exits."""
+        code = (
+            "import sys; from pathlib import Path; from roadtest.kernel import ensure_kernel\n"
+            "k = ensure_kernel(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), "
+            "progress=lambda m: None)\n"
+            "print(k.vmlinux, flush=True)\n"
+            "if len(sys.argv) > 3: sys.stdin.read()\n"
+        )
+        return subprocess.Popen(
+            [sys.executable, "-c", code, str(self.repo), str(self.cache), *extra],
+            env={**os.environ, **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    return Fake(tmp_path, monkeypatch)
+
+
+def test_first_call_builds_everything(fake: Fake) -> None:
+    kernel = fake.ensure()
+    assert fake.make_calls() == ["defconfig", "olddefconfig", "vmlinux modules", "modules_install"]
+    assert kernel.release == "6.12.0-roadtest"
+    assert kernel.vmlinux == kernel.build_dir / "vmlinux" and kernel.vmlinux.is_file()
+    assert kernel.modules_dir.name == "6.12.0-roadtest"
+    assert (kernel.modules_dir / "modules.dep").is_file()
+    assert "CONFIG_FAKE=m" in kernel.config.read_text()
+    assert (kernel.source_dir / "arch/um/file.c").read_text() == "int a;\nint b = 1;\nint c;\n"
+    assert kernel.source_dir.is_relative_to(fake.cache / "src")
+    assert any(m == "building: 4 objects compiled" or "4 objects" in m for m in fake.messages)
+
+
+def test_unchanged_inputs_are_recognised_without_make(fake: Fake) -> None:
+    assert fake.cached() is None
+    assert fake.make_calls() == []  # asking is not building
+    built = fake.ensure()
+    fake.make_log.unlink()
+    fake.env.setenv("FAKE_MAKE_FAIL", "1")
+    start = time.monotonic()
+    again = fake.ensure()
+    elapsed = time.monotonic() - start
+    assert again == built
+    assert fake.cached() == built
+    assert fake.make_calls() == []
+    assert elapsed < 2.0
+
+
+def test_patch_that_does_not_apply_names_the_patch_and_leaves_no_tree(fake: Fake) -> None:
+    fake.write("kernel-patches/0002-broken.patch", BAD_PATCH)
+    fake.write("kernel-patches/series", "0001-fake-change-b.patch\n0002-broken.patch\n")
+    with pytest.raises(RoadtestError) as err:
+        fake.ensure()
+    message = str(err.value)
+    assert "kernel-patches/0002-broken.patch does not apply" in message
+    assert "\n" not in message
+    assert fake.sources() == []  # nothing half-patched in the cache
+    assert fake.make_calls() == []
+    # Once the series is fixed the build starts from a fresh tree.
+    fake.write("kernel-patches/series", "0001-fake-change-b.patch\n")
+    kernel = fake.ensure()
+    assert "int b = 1;" in (kernel.source_dir / "arch/um/file.c").read_text()
+
+
+def test_already_applied_patch_is_refused(fake: Fake) -> None:
+    fake.write("kernel-patches/series", "0001-fake-change-b.patch\n0001-fake-change-b.patch\n")
+    with pytest.raises(RoadtestError, match="0001-fake-change-b.patch does not apply.*Reversed"):
+        fake.ensure()
+
+
+def test_dropped_options_stop_the_build_before_compiling(fake: Fake) -> None:
+    fake.env.setenv("FAKE_MAKE_DROP", "CONFIG_FAKE,CONFIG_LOCALVERSION")
+    with pytest.raises(RoadtestError) as err:
+        fake.ensure()
+    message = str(err.value)
+    assert "CONFIG_FAKE=m (tests/drivers/fake/fake.config, now not set)" in message
+    assert 'CONFIG_LOCALVERSION="-roadtest" (kernel-patches/base.config' in message
+    assert fake.builds() == 0
+    assert fake.cached() is None
+    fake.env.delenv("FAKE_MAKE_DROP")
+    assert fake.ensure().release == "6.12.0-roadtest"
+
+
+def test_build_failure_points_at_the_log(fake: Fake) -> None:
+    fake.env.setenv("FAKE_MAKE_FAIL", "1")
+    with pytest.raises(RoadtestError) as err:
+        fake.ensure()
+    message = str(err.value)
+    assert message.startswith("kernel build failed; full log: ")
+    log = Path(message.rsplit(": ", 1)[1])
+    assert "error: boom" in log.read_text()
+    assert any("error: boom" in m for m in fake.messages)  # the tail was shown
+    assert fake.cached() is None
+    fake.env.delenv("FAKE_MAKE_FAIL")
+    fake.ensure()
+
+
+def test_changed_fragment_rebuilds_on_the_same_source(fake: Fake) -> None:
+    first = fake.ensure()
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\n")
+    second = fake.ensure()
+    assert second.build_dir != first.build_dir
+    assert "CONFIG_FAKE=y" in second.config.read_text()
+    assert second.source_dir == first.source_dir and len(fake.sources()) == 1
+    assert any("starting from the build in" in m for m in fake.messages)
+    assert fake.builds() == 2
+    # Going back to the first config finds its build still cached.
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=m\n")
+    assert fake.ensure() == first and fake.builds() == 2
+
+
+def test_changed_patch_rebuilds_with_a_new_source_tree(fake: Fake) -> None:
+    first = fake.ensure()
+    fake.write("kernel-patches/0001-fake-change-b.patch", GOOD_PATCH.replace("b = 1", "b = 3"))
+    second = fake.ensure()
+    assert second.source_dir != first.source_dir
+    assert "int b = 3;" in (second.source_dir / "arch/um/file.c").read_text()
+    assert fake.builds() == 2
+
+
+def test_explicit_fragments(fake: Fake) -> None:
+    only = fake.write("extra/only.config", "CONFIG_ONLY=y\n")
+    kernel = ensure_kernel(
+        fake.repo, fragments=[only], cache_dir=fake.cache, progress=fake.messages.append
+    )
+    assert "CONFIG_ONLY=y" in kernel.config.read_text()
+    assert "CONFIG_FAKE" not in kernel.config.read_text()
+    assert cached_kernel(fake.repo, fragments=[Path("extra/only.config")], cache_dir=fake.cache)
+
+
+def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
+    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y"):
+        fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
+        proc = fake.in_subprocess()
+        proc.communicate()
+        assert proc.returncode == 0
+    assert len(fake.entries()) == 3
+    assert len(fake.sources()) == 1
+
+
+def test_builds_in_use_by_another_process_are_kept(fake: Fake) -> None:
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\n")
+    holder = fake.in_subprocess("hold")  # keeps using its kernel until we close its stdin
+    assert holder.stdout is not None
+    held = Path(holder.stdout.readline().strip())
+    try:
+        # Three newer builds push the held one out of the newest KEEP_BUILDS (3).
+        for value in ("m", "n", "y\nCONFIG_OTHER=y"):
+            fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
+            proc = fake.in_subprocess()
+            proc.communicate()
+            assert proc.returncode == 0
+        assert held.is_file()
+        assert held.parent.parent in fake.entries()
+        assert len(fake.entries()) == 4  # the held one is kept on top of the newest three
+    finally:
+        holder.communicate("")
+
+
+def test_concurrent_callers_build_once(fake: Fake) -> None:
+    procs = [fake.in_subprocess(FAKE_MAKE_SLEEP="1") for _ in range(2)]
+    outputs = [p.communicate()[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outputs[0] == outputs[1]
+    assert fake.builds() == 1
+
+
+def test_stamp_is_the_last_thing_written(fake: Fake) -> None:
+    kernel = fake.ensure()
+    entry = kernel.build_dir.parent
+    stamp = json.loads((entry / "stamp.json").read_text())
+    assert stamp["release"] == kernel.release
+    # A missing piece makes the entry count as unbuilt again, and the next call repairs it.
+    (kernel.modules_dir / "modules.dep").unlink()
+    assert fake.cached() is None
+    assert fake.ensure() == kernel
+    assert fake.builds() == 2
+
+
+def test_build_command_says_whether_it_built(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.env.setenv("ROADTEST_CACHE", str(fake.cache))
+    assert build_main(fake.repo) == 0
+    first = capsys.readouterr()
+    assert "kernel: compiling" in first.err
+    assert first.out.startswith("kernel 6.12.0-roadtest: built in ")
+    assert build_main(fake.repo) == 0
+    second = capsys.readouterr()
+    assert second.out.startswith("kernel 6.12.0-roadtest: up to date (")
+    assert second.out.strip().endswith("/build/vmlinux)")
+    assert second.err == ""
+
+
+def test_unusable_cache_dir_is_a_one_line_error(fake: Fake) -> None:
+    blocker = fake.root / "not-a-dir"
+    blocker.write_text("")
+    with pytest.raises(RoadtestError, match="kernel cache: .*ROADTEST_CACHE") as err:
+        ensure_kernel(fake.repo, cache_dir=blocker / "cache", progress=fake.messages.append)
+    assert "\n" not in str(err.value)
+
+
+def test_default_progress_updates_the_count_in_place_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    progress = _StderrProgress()
+    for message in [
+        "kernel: compiling",
+        "building: 1 objects compiled",
+        "building: 9 objects compiled",
+        "kernel: installing modules",
+    ]:
+        progress(message)
+    assert term.getvalue() == (
+        "kernel: compiling\n"
+        "\r\x1b[Kbuilding: 1 objects compiled\r\x1b[Kbuilding: 9 objects compiled\n"
+        "kernel: installing modules\n"
+    )
