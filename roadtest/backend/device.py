@@ -1,0 +1,116 @@
+"""What a virtio device implements for the vhost-user server, and how it reports trouble.
+
+A device never sees the protocol: the connection hands it its queues, tells
+it when a queue becomes ready, is kicked, or is reset, and reads its config
+space. Everything a device does runs under its `lock`, which the connection
+holds while it handles a message or a kick; code on other threads (a test
+driving a GPIO line) takes the same lock before it touches a queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from roadtest.backend.virtqueue import Virtqueue
+
+log = logging.getLogger("roadtest.backend.device")
+
+
+@dataclass
+class BackendError:
+    """Something went wrong while serving the guest.
+
+    kind: "model" (a model raised or broke its contract) or "device" (the
+    driver sent something malformed, or the backend itself failed).
+    where: what was being done, e.g. "i2c 0x48 OPT3001.read(2)".
+    """
+
+    kind: str
+    where: str
+    exception: BaseException
+    traceback: str = field(repr=False, default="")
+
+    def __str__(self) -> str:
+        text = (
+            f"{self.kind} error in {self.where}: {type(self.exception).__name__}: {self.exception}"
+        )
+        if self.traceback:
+            text += "\n" + self.traceback.rstrip()
+        return text
+
+
+ErrorSink = Callable[[BackendError], None]
+
+
+def _log_only(error: BackendError) -> None:
+    pass
+
+
+class VirtioDevice:
+    """Base class of the devices: override the queue hooks and the config."""
+
+    device_id: int = 0
+    name: str = "virtio"
+    num_queues: int = 1
+    device_features: int = 0
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.queues: list[Virtqueue] = []
+        self.features = 0
+        self.report: ErrorSink = _log_only
+        self.connections = 0
+
+    # Reporting
+
+    def record_error(self, kind: str, where: str, exc: BaseException) -> BackendError:
+        """Log `exc` with its traceback and hand it to whoever collects errors."""
+        tb = "".join(traceback.format_exception(exc))
+        error = BackendError(kind, where, exc, tb)
+        log.error("%s: %s error in %s: %s", self.name, kind, where, exc, exc_info=exc)
+        try:
+            self.report(error)
+        except Exception:  # a broken sink must not take the device down
+            log.exception("%s: error sink failed", self.name)
+        return error
+
+    # Hooks the connection calls, with `lock` held
+
+    def attach_queues(self, queues: list[Virtqueue]) -> None:
+        """A new frontend connected; these are its queues (not yet started)."""
+        self.queues = queues
+        self.connections += 1
+
+    def detach_queues(self) -> None:
+        """The frontend went away."""
+        self.queues = []
+
+    def reset(self) -> None:
+        """Back to the power-on state of what the driver configures (new guest, RESET_OWNER)."""
+        self.features = 0
+
+    def set_features(self, features: int) -> None:
+        self.features = features
+
+    def get_config(self) -> bytes:
+        return b""
+
+    def set_config(self, offset: int, data: bytes) -> None:
+        log.warning(
+            "%s: driver wrote %d bytes of read-only config at %d", self.name, len(data), offset
+        )
+
+    def queue_ready(self, vq: Virtqueue) -> None:
+        """`vq` became started and enabled: process what is already available."""
+        self.queue_kicked(vq)
+
+    def queue_kicked(self, vq: Virtqueue) -> None:
+        """The driver made buffers available on `vq`."""
+        raise NotImplementedError
+
+    def queue_reset(self, vq: Virtqueue) -> None:
+        """`vq` was stopped or set up anew: forget requests held from it without returning them."""

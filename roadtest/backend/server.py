@@ -1,0 +1,305 @@
+"""The backend: one listening socket per device, served by one thread.
+
+    backend = Backend(workdir)              # sockets workdir/i2c.sock, workdir/gpio.sock
+    backend.i2c.attach(0x48, model)         # models by 7-bit address
+    line = backend.gpio.line(3)             # a GPIO line models drive: line.set(True)
+    with backend:                           # start() ... stop()
+        ...boot a guest whose devicetree points at backend.i2c_socket / gpio_socket...
+    backend.errors                          # what models raised (BackendError), in order
+
+The thread runs a `selectors` loop over the listening sockets, the connected
+frontends, their kick fds and a wake-up pipe. A frontend that disconnects
+(guest poweroff or crash) leaves the device in its power-on state, and the
+next guest connects to the same socket.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import selectors
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from roadtest.backend.device import BackendError, VirtioDevice
+from roadtest.backend.gpio import VirtioGpio
+from roadtest.backend.i2c import VirtioI2C
+from roadtest.backend.vhost_user import VhostUserConnection
+
+log = logging.getLogger("roadtest.backend.server")
+
+# sun_path is 108 bytes, NUL included.
+_MAX_SOCKET_PATH = 107
+
+
+class BackendStartError(Exception):
+    pass
+
+
+class EventLoop:
+    """A `selectors` loop on its own thread; callbacks run on that thread."""
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, self._woken)
+        self._stopping = False
+        self._pending: list[Callable[[], None]] = []
+        self._pending_lock = threading.Lock()
+
+    def add_reader(self, fd: int, callback: Callable[[], None]) -> None:
+        self._selector.register(fd, selectors.EVENT_READ, callback)
+
+    def remove_reader(self, fd: int) -> None:
+        try:
+            self._selector.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+
+    def call_soon(self, callback: Callable[[], None]) -> None:
+        """Run `callback` on the loop's thread (callable from any thread)."""
+        with self._pending_lock:
+            self._pending.append(callback)
+        self.wake()
+
+    def wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except BlockingIOError:
+            pass
+
+    def stop(self) -> None:
+        self._stopping = True
+        self.wake()
+
+    def _woken(self) -> None:
+        try:
+            os.read(self._wake_r, 4096)
+        except BlockingIOError:
+            pass
+        with self._pending_lock:
+            pending, self._pending = self._pending, []
+        for callback in pending:
+            callback()
+
+    def run(self) -> None:
+        select = self._selector.select
+        registered = self._selector.get_map()
+        while not self._stopping:
+            events = select()
+            for key, _ in events:
+                if len(events) > 1 and registered.get(key.fd) is not key:
+                    # Unregistered (its fd maybe reused) by an earlier callback of this round.
+                    continue
+                callback: Callable[[], None] = key.data
+                try:
+                    callback()
+                except Exception:
+                    log.exception("backend event handler failed")
+                if self._stopping:
+                    break
+
+    def close(self) -> None:
+        self._selector.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+
+class DeviceServer:
+    """A device's listening socket and its (at most one) frontend connection."""
+
+    def __init__(self, device: VirtioDevice, path: Path, loop: EventLoop) -> None:
+        self.device = device
+        self.path = path
+        self.loop = loop
+        self.listener: socket.socket | None = None
+        self.connection: VhostUserConnection | None = None
+        self.connected = threading.Event()
+
+    def listen(self) -> None:
+        if len(os.fsencode(self.path)) > _MAX_SOCKET_PATH:
+            raise BackendStartError(
+                f"socket path {self.path} is longer than {_MAX_SOCKET_PATH} bytes: "
+                "use a shorter work directory"
+            )
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            sock.bind(os.fspath(self.path))
+            sock.listen(4)
+        except OSError as err:
+            sock.close()
+            raise BackendStartError(f"cannot listen on {self.path}: {err}") from err
+        sock.setblocking(False)
+        self.listener = sock
+        self.loop.add_reader(sock.fileno(), self._accept)
+
+    def _accept(self) -> None:
+        assert self.listener is not None
+        try:
+            sock, _ = self.listener.accept()
+        except BlockingIOError:
+            return
+        if self.connection is not None:
+            log.warning(
+                "%s: a new frontend connected while one was connected; dropping the old one",
+                self.device.name,
+            )
+            self._drop()
+        log.info("%s: frontend connected", self.device.name)
+        sock.setblocking(True)
+        conn = VhostUserConnection(sock, self.device, self.loop, self.device.name)
+        self.connection = conn
+        self.loop.add_reader(sock.fileno(), lambda: self._readable(conn))
+        self.connected.set()
+
+    def _readable(self, conn: VhostUserConnection) -> None:
+        if conn is not self.connection:
+            return
+        if not conn.on_readable():
+            self._drop()
+
+    def _drop(self) -> None:
+        conn = self.connection
+        if conn is None:
+            return
+        self.connection = None
+        self.connected.clear()
+        self.loop.remove_reader(conn.sock.fileno())
+        conn.close()
+
+    def close(self) -> None:
+        self._drop()
+        if self.listener is not None:
+            self.loop.remove_reader(self.listener.fileno())
+            self.listener.close()
+            self.listener = None
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+
+class Backend:
+    """The vhost-user backend of one guest: a virtio-i2c and a virtio-gpio device."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        ngpio: int = 64,
+        gpio_names: Sequence[str] | None = None,
+        on_error: Callable[[BackendError], None] | None = None,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.i2c = VirtioI2C()
+        self.gpio = VirtioGpio(ngpio, gpio_names)
+        self.errors: list[BackendError] = []
+        self.on_error = on_error
+        self._errors_lock = threading.Lock()
+        for device in (self.i2c, self.gpio):
+            device.report = self._record
+        self._loop: EventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: dict[str, DeviceServer] = {}
+
+    @property
+    def i2c_socket(self) -> Path:
+        return self.workdir.absolute() / "i2c.sock"
+
+    @property
+    def gpio_socket(self) -> Path:
+        return self.workdir.absolute() / "gpio.sock"
+
+    def _record(self, error: BackendError) -> None:
+        with self._errors_lock:
+            self.errors.append(error)
+        if self.on_error is not None:
+            self.on_error(error)
+
+    def take_errors(self) -> list[BackendError]:
+        """The errors recorded so far, and forget them."""
+        with self._errors_lock:
+            errors, self.errors[:] = list(self.errors), []
+        return errors
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise BackendStartError("the backend is already running")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        loop = EventLoop()
+        servers = {
+            "i2c": DeviceServer(self.i2c, self.i2c_socket, loop),
+            "gpio": DeviceServer(self.gpio, self.gpio_socket, loop),
+        }
+        try:
+            for server in servers.values():
+                server.listen()
+        except BaseException:
+            for server in servers.values():
+                server.close()
+            loop.close()
+            raise
+        self._loop = loop
+        self._servers = servers
+        self._thread = threading.Thread(target=self._run, name="roadtest-backend", daemon=True)
+        self._thread.start()
+        log.debug("backend listening on %s and %s", self.i2c_socket, self.gpio_socket)
+
+    def _run(self) -> None:
+        assert self._loop is not None
+        try:
+            self._loop.run()
+        finally:
+            for server in self._servers.values():
+                try:
+                    server.close()
+                except Exception:
+                    log.exception("closing %s", server.device.name)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread, drop connections, close every fd and remove the socket files."""
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        loop.stop()
+        thread.join(timeout)
+        if thread.is_alive():
+            log.error("backend thread did not stop within %.1f s", timeout)
+            return
+        loop.close()
+        self._thread = None
+        self._loop = None
+        self._servers = {}
+
+    def wait_connected(self, device: str, timeout: float = 5.0) -> bool:
+        """Wait until a frontend is connected to `device` ("i2c" or "gpio")."""
+        return self._servers[device].connected.wait(timeout)
+
+    def call_soon(self, callback: Callable[[], None]) -> None:
+        """Run `callback` on the backend thread."""
+        if self._loop is None:
+            raise BackendStartError("the backend is not running")
+        self._loop.call_soon(callback)
+
+    def __enter__(self) -> Backend:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,202 @@
+"""Model base classes: what the backend's I2C bus calls, and SMBus register devices.
+
+Models run on the backend's thread (the driver's transfers) and are read and
+changed by the test's thread; state both touch must be safe for that (the
+register-write log here takes a lock). Models do not need a running backend:
+they can be built and exercised directly, as the unit tests do.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from roadtest.backend.gpio import GpioLine
+
+
+class ModelError(Exception):
+    """A model refuses what the driver did (the bus NACKs it and the test is told)."""
+
+
+class I2CModel:
+    """One I2C target device at one address.
+
+    The bus calls `write(data)` for a write message and `read(length)` for a
+    read message, which must return exactly `length` bytes. `start_transfer()`
+    and `end_transfer()` bracket one transfer (the messages of one I2C_RDWR or
+    SMBus call, joined by repeated starts), so a model may keep state from one
+    message to the next, e.g. a register pointer written and then read.
+
+    Zero-length messages (SMBus quick commands, address probes) reach the model
+    as `write(b"")` and `read(0)`. Raising from any of these NACKs the message
+    (and the rest of its transfer) and reports the exception with the test.
+
+    `irq` is the GPIO line the device's interrupt output drives, when the test
+    harness wires one (`self.irq.set(True)` asserts it); the harness sets
+    other named lines as attributes the same way.
+    """
+
+    irq: GpioLine | None = None
+
+    def start_transfer(self) -> None:
+        """A transfer that addresses this device begins."""
+
+    def end_transfer(self) -> None:
+        """The transfer is over (after its last message, successful or not)."""
+
+    def write(self, data: bytes) -> None:
+        raise ModelError(f"{type(self).__name__} does not accept writes")
+
+    def read(self, length: int) -> bytes:
+        raise ModelError(f"{type(self).__name__} does not accept reads")
+
+
+class SMBusModel(I2CModel):
+    """A device with a register pointer and `regbytes`-wide registers.
+
+    - A write's first byte sets the register pointer; each following group of
+      `regbytes` bytes is written (in `byteorder`) to the next register: the
+      pointer's register, then pointer + 1, and so on. A write of the pointer
+      alone only sets the pointer; a value length that is not a multiple of
+      `regbytes` is a model error.
+    - A read returns registers from the pointer on, pointer + 1, ...
+      A read that ends inside a register returns that register's first bytes
+      (in transmission order, i.e. `byteorder`): a real device shifts the
+      register out byte by byte and the host simply stops clocking, so e.g. an
+      SMBus read_byte on a 16-bit big-endian device gets the high byte. The
+      partly read register is read (with its side effects) like a whole one.
+    - The pointer does not move after a transfer: each read from the same
+      pointer starts at the same register. (Drivers set the pointer before
+      each access; devices differ here, and a model can override `read`.)
+    - Register addresses wrap at 0xff, like an 8-bit pointer.
+
+    Every register write the driver makes is logged, for the assertions below.
+    """
+
+    def __init__(self, regbytes: int, byteorder: Literal["little", "big"] = "little") -> None:
+        if regbytes < 1:
+            raise ValueError(f"regbytes must be at least 1, not {regbytes}")
+        self.regbytes = regbytes
+        self.byteorder: Literal["little", "big"] = byteorder
+        self.reg_addr = 0
+        self._writes: list[tuple[int, int]] = []
+        self._writes_lock = threading.Lock()
+
+    # What subclasses implement
+
+    def reg_read(self, addr: int) -> int:
+        raise ModelError(f"{type(self).__name__}: register {addr:#04x} cannot be read")
+
+    def reg_write(self, addr: int, val: int) -> None:
+        raise ModelError(f"{type(self).__name__}: register {addr:#04x} cannot be written")
+
+    # I2CModel
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return  # an address-only write (quick command): nothing to do
+        self.reg_addr = data[0]
+        values = len(data) - 1
+        regbytes = self.regbytes
+        if values % regbytes:
+            raise ModelError(
+                f"{type(self).__name__}: write of {values} value bytes to register {data[0]:#04x} "
+                f"is not a whole number of {regbytes}-byte registers"
+            )
+        for i in range(values // regbytes):
+            addr = (self.reg_addr + i) & 0xFF
+            val = int.from_bytes(data[1 + i * regbytes : 1 + (i + 1) * regbytes], self.byteorder)
+            with self._writes_lock:
+                self._writes.append((addr, val))
+            self.reg_write(addr, val)
+
+    def read(self, length: int) -> bytes:
+        regbytes = self.regbytes
+        if length == regbytes:  # the common case: one register
+            return self.reg_read(self.reg_addr).to_bytes(regbytes, self.byteorder)
+        count = -(-length // regbytes)
+        if regbytes == 1:
+            return bytes(self.reg_read((self.reg_addr + i) & 0xFF) for i in range(count))
+        data = b"".join(
+            self.reg_read((self.reg_addr + i) & 0xFF).to_bytes(regbytes, self.byteorder)
+            for i in range(count)
+        )
+        return data[:length]
+
+    # The write log
+
+    def _fmt(self, value: int) -> str:
+        return f"{value:#0{2 + 2 * self.regbytes}x}"
+
+    def _describe(self, reg: int, writes: list[int]) -> str:
+        if not writes:
+            return f"register {reg:#04x} was never written"
+        return f"register {reg:#04x} was written {len(writes)} time(s): " + ", ".join(
+            self._fmt(v) for v in writes
+        )
+
+    def reg_writes(self, reg: int) -> list[int]:
+        """The values the driver wrote to `reg`, oldest first."""
+        with self._writes_lock:
+            return [val for addr, val in self._writes if addr == reg]
+
+    def all_reg_writes(self) -> list[tuple[int, int]]:
+        """Every (register, value) the driver wrote, in order."""
+        with self._writes_lock:
+            return list(self._writes)
+
+    def reset_reg_writes(self) -> None:
+        with self._writes_lock:
+            self._writes.clear()
+
+    def get_last_reg_write(self, reg: int) -> int:
+        writes = self.reg_writes(reg)
+        if not writes:
+            raise AssertionError(self._describe(reg, writes))
+        return writes[-1]
+
+    def assert_reg_write_once(self, reg: int, value: int) -> None:
+        writes = self.reg_writes(reg)
+        if writes != [value]:
+            raise AssertionError(
+                f"expected register {reg:#04x} to be written once with {self._fmt(value)}; "
+                + self._describe(reg, writes)
+            )
+
+    def assert_last_reg_write(self, reg: int, value: int) -> None:
+        writes = self.reg_writes(reg)
+        if not writes or writes[-1] != value:
+            raise AssertionError(
+                f"expected the last write to register {reg:#04x} to be {self._fmt(value)}; "
+                + self._describe(reg, writes)
+            )
+
+
+class SimpleSMBusModel(SMBusModel):
+    """Registers in a dict: reads return them, writes store them; other addresses NACK."""
+
+    def __init__(
+        self,
+        regs: Mapping[int, int],
+        regbytes: int = 1,
+        byteorder: Literal["little", "big"] = "little",
+    ) -> None:
+        super().__init__(regbytes=regbytes, byteorder=byteorder)
+        self.regs = dict(regs)
+
+    def reg_read(self, addr: int) -> int:
+        try:
+            return self.regs[addr]
+        except KeyError:
+            raise ModelError(
+                f"{type(self).__name__}: read of unknown register {addr:#04x}"
+            ) from None
+
+    def reg_write(self, addr: int, val: int) -> None:
+        if addr not in self.regs:
+            raise ModelError(
+                f"{type(self).__name__}: write of {self._fmt(val)} to unknown register {addr:#04x}"
+            )
+        self.regs[addr] = val
