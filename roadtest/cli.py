@@ -16,6 +16,9 @@ def _repo_root() -> Path:
     return repo_root()
 
 
+_XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"}
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from roadtest.kernel import build_main
 
@@ -34,6 +37,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     # @given tests work without it; ROADTEST_HYPOTHESIS_PLUGIN=1 keeps it (for its options).
     if os.environ.get("ROADTEST_HYPOTHESIS_PLUGIN") != "1":
         pytest_args = ["-p", "no:hypothesispytest", *pytest_args]
+    # Loading xdist costs ~0.15 s; only load it when the run asks for workers.
+    wants_xdist = any(a.split("=")[0] in _XDIST_OPTIONS or a[:2] == "-n" for a in pytest_args)
+    if not wants_xdist and not os.environ.get("PYTEST_ADDOPTS"):
+        pytest_args = ["-p", "no:xdist", *pytest_args]
     return int(pytest.main(pytest_args))
 
 
@@ -60,7 +67,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
+        # Everything after `run` is pytest's, options first included (argparse would eat them).
+        args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
+    else:
+        args = parser().parse_args(argv)
     try:
         status: int = args.func(args)
     except RoadtestError as err:

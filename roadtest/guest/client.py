@@ -100,7 +100,8 @@ class AgentClient:
         self.call("remove_module", name=name)
 
     def run(self, argv: list[str], timeout: float = 60.0) -> tuple[int, bytes, bytes]:
-        reply = self.call("run", argv=[str(a) for a in argv], limit=timeout, timeout=timeout + 5)
+        """Run a program in the guest; `timeout` is host time (the guest's clock may jump)."""
+        reply = self.call("run", argv=[str(a) for a in argv], timeout=timeout)
         return int(reply["rc"]), reply["out"], reply["err"]
 
     def kmsg(self, text: str) -> None:
