@@ -101,3 +101,38 @@ def test_after(guest):
     )
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*Kernel panic*"])
+
+
+def test_malformed_fragment_stops_the_run_with_one_line(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+BAD = I2CDevice(compatible="ti,opt3001", model=OPT3001, dts="sensor@$addr$ { reg = <0x$addr$> ")
+
+def test_anything(guest):
+    pass
+""",
+    )
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(
+        ["*roadtest: devicetree fragment of test_user.BAD does not compile:*"]
+    )
+
+
+def test_compatible_without_module_says_which_config_to_add(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+NOMOD = I2CDevice(
+    compatible="acme,nothing",
+    model=OPT3001,
+    dts='sensor@$addr$ { compatible = "acme,nothing"; reg = <0x$addr$>; };',
+)
+
+def test_bind(guest):
+    with guest.bound(NOMOD):
+        pass
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*compatible 'acme,nothing': add the driver's CONFIG_ option*"])

@@ -1,0 +1,51 @@
+"""The roadtest command's surface: subcommands and user errors (no guest, no kernel build)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROADTEST = Path(sys.executable).with_name("roadtest")
+
+
+def roadtest(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ROADTEST), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+
+
+def test_help_lists_the_subcommands() -> None:
+    result = roadtest("--help")
+    assert result.returncode == 0
+    assert "build" in result.stdout and "run" in result.stdout
+
+
+def test_missing_kernel_source_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    result = roadtest(
+        "build",
+        ROADTEST_KERNEL_SOURCE=str(tmp_path / "linux-source-6.12.tar.xz"),
+        ROADTEST_CACHE=str(tmp_path / "cache"),
+    )
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "not found" in lines[0] and "ROADTEST_KERNEL_SOURCE" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_run_fails_the_same_way_before_starting_pytest(tmp_path: Path) -> None:
+    result = roadtest(
+        "run",
+        "-q",
+        "--co",
+        ROADTEST_KERNEL_SOURCE=str(tmp_path / "missing.tar.xz"),
+        ROADTEST_CACHE=str(tmp_path / "cache"),
+    )
+    assert result.returncode != 0
+    assert result.stderr.strip().count("\n") == 0 and "not found" in result.stderr
