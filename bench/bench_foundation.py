@@ -120,13 +120,36 @@ def bench_i2c(count: int, repeats: int, guest_cpu: int, host_cpu: int | None) ->
             session.stop()
 
 
+def bench_guest_syscall(cpu: int) -> None:
+    kernel = ensure_kernel(ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = Path(tmp) / "guest_syscall_loop"
+        subprocess.run(
+            ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/guest_syscall_loop.c")], check=True
+        )
+        guest = UMLGuest(
+            UMLConfig(vmlinux=kernel.vmlinux, workdir=Path(tmp) / "g", cpu=cpu, time_travel=False)
+        )
+        guest.start()
+        try:
+            _, out, _ = guest.agent.run([str(binary), "20000"])
+        finally:
+            guest.stop()
+    print(
+        f"guest getppid() syscall:  {out.decode().strip()} "
+        "(UML's ptrace round trip: the floor under any transfer)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--count", type=int, default=20000, help="I2C transfers per guest loop")
-    parser.add_argument("--only", choices=["boot", "run", "i2c"], action="append")
+    parser.add_argument(
+        "--only", choices=["boot", "run", "i2c", "syscall", "backend"], action="append"
+    )
     args = parser.parse_args()
-    only = set(args.only or ["boot", "run", "i2c"])
+    only = set(args.only or ["boot", "run", "i2c", "syscall", "backend"])
     print(
         f"host: {os.cpu_count()} CPUs; guest pinned to CPU 0; backend is a thread of this process"
     )
@@ -134,6 +157,8 @@ def main() -> None:
         bench_boot(args.runs, cpu=0)
     if "run" in only:
         bench_opt3001_run(args.runs)
+    if "syscall" in only:
+        bench_guest_syscall(cpu=0)
     if "i2c" in only:
         for host_cpu in (0, 1, None):
             bench_i2c(args.count, 3, guest_cpu=0, host_cpu=host_cpu)
