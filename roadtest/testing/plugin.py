@@ -85,7 +85,12 @@ def repo_root() -> Path:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("roadtest")
-    group.addoption("--roadtest-cpu", type=int, default=None, help="host CPU to pin the guest to")
+    group.addoption(
+        "--roadtest-cpu",
+        type=int,
+        default=None,
+        help="host CPU for the guest and this test process (default: one per xdist worker)",
+    )
     group.addoption(
         "--roadtest-no-time-travel",
         action="store_true",
@@ -142,6 +147,9 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
     cpu = config.getoption("--roadtest-cpu")
     if cpu is None:
         cpu = index % (os.cpu_count() or 1)
+    # The backend thread (started below, inheriting this) shares the guest's CPU: an I2C
+    # round trip took half the time that way (bench/bench_foundation.py).
+    os.sched_setaffinity(0, {cpu})
     workdir_opt = config.getoption("--roadtest-workdir")
     cache = default_cache_dir()
     workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)

@@ -6,6 +6,8 @@ its own guest) and checks what the user sees.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from roadtest.kernel import default_cache_dir
@@ -38,7 +40,11 @@ def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
     pytester.makepyfile(test_user=HEADER + body)
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    # Off the outer guest's CPU: in time-travel mode an idle guest spins on its CPU.
+    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--roadtest-cpu={other_cpu}", timeout=300
+    )
 
 
 def test_failing_test_shows_its_kernel_and_backend_log(pytester: pytest.Pytester) -> None:
