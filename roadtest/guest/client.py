@@ -19,6 +19,8 @@ class AgentClient:
     def __init__(self, channel: Channel, timeout: float = 30.0) -> None:
         self.channel = channel
         self.timeout = timeout
+        # After a timeout or a broken stream, replies can no longer be matched to requests.
+        self.broken = False
 
     def _recv(self, timeout: float) -> dict[str, Any]:
         if not self.channel.has_buffered():
@@ -28,8 +30,14 @@ class AgentClient:
         return self.channel.recv()
 
     def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
-        self.channel.send({"op": op, **args})
-        reply = self._recv(self.timeout if timeout is None else timeout)
+        if self.broken:
+            raise ProtocolError("the agent channel is broken (an earlier call timed out or failed)")
+        try:
+            self.channel.send({"op": op, **args})
+            reply = self._recv(self.timeout if timeout is None else timeout)
+        except (ProtocolError, OSError):
+            self.broken = True
+            raise
         if "errno" in reply:
             raise OSError(reply["errno"], reply.get("msg", os.strerror(reply["errno"])))
         return reply.get("r")

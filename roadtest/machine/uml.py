@@ -153,7 +153,13 @@ class UMLGuest:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        """Running and answering: a guest whose agent timed out counts as dead (it hangs)."""
+        return (
+            self.proc is not None
+            and self.proc.poll() is None
+            and self._agent is not None
+            and not self._agent.broken
+        )
 
     def stop(self, timeout: float = 10.0) -> None:
         """Power the guest off; kill it if it does not go within `timeout`."""

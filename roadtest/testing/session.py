@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,5 +204,16 @@ class RoadtestSession:
             self.detach(bound)
 
 
+KEEP_RUNS = 10
+
+
 def default_workdir(cache_dir: Path, worker: str) -> Path:
-    return cache_dir / "runs" / f"{os.getpid()}-{worker}"
+    """This run's work dir; the newest KEEP_RUNS others stay for their logs, older ones go."""
+    runs = cache_dir / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    old = sorted(runs.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP_RUNS:]
+    for path in old:
+        pid = path.name.split("-", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(path, ignore_errors=True)
+    return runs / f"{os.getpid()}-{worker}"

@@ -142,3 +142,26 @@ def test_bind(guest):
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*compatible 'acme,nothing': add the driver's CONFIG_ option*"])
+
+
+def test_hung_guest_is_killed_and_the_next_test_gets_a_new_one(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import os
+
+def test_hang(guest):
+    fifo = guest.workdir / "never-written"
+    os.mkfifo(fifo)
+    # Opening a FIFO for reading blocks until a writer comes: none will.
+    guest.agent.call("open", path=str(fifo), flags=os.O_RDONLY, mode=0, timeout=2)
+
+def test_after(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x0001
+        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
+    assert guest.boots == 2
+""",
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*AgentTimeout*did not answer within 2 s*"])
