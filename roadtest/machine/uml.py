@@ -165,7 +165,7 @@ class UMLGuest:
         """Power the guest off; kill it if it does not go within `timeout`."""
         if self.proc is None:
             return
-        if self.alive and self._agent is not None:
+        if self.alive and self._agent is not None:  # (alive implies an agent; mypy can't see it)
             try:
                 self._agent.call("poweroff", timeout=timeout)
             except (ProtocolError, OSError):

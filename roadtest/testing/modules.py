@@ -71,17 +71,8 @@ class ModuleIndex:
 
     def for_compatible(self, compatible: str) -> ModuleInfo:
         """The module whose OF alias matches `compatible` (whatever the node's name and type)."""
-        modalias = f"of:NxT(null)C{compatible}"
-        found = [
-            mod
-            for mod in self.by_name.values()
-            if any(
-                pattern.startswith("of:")
-                and fnmatch.fnmatchcase(modalias, "of:N*T*C" + pattern.split("C", 1)[1])
-                for pattern in mod.aliases
-                if "C" in pattern
-            )
-        ]
+        # What an OF device with this compatible announces, whatever its node's name and type.
+        found = self.for_modalias(f"of:NdeviceT(null)C{compatible}")
         if not found:
             raise ModuleError(
                 f"no module in {self.modules_dir} has an alias for compatible {compatible!r}: "

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 _KEY_LOG = pytest.StashKey["TestLog"]()
 _DEVICES = pytest.StashKey[list[I2CDevice]]()
-_SESSION = pytest.StashKey["RoadtestSession | None"]()
 _CALL_FAILED = pytest.StashKey[bool]()
 
 
@@ -100,7 +99,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_SESSION] = None
     logger = logging.getLogger("roadtest")
     logger.addHandler(_backend_log)
     if logger.level == logging.NOTSET:
@@ -165,11 +163,9 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
         session.start()
     except RoadtestError as err:
         pytest.exit(f"roadtest: {err}", returncode=3)
-    config.stash[_SESSION] = session
     try:
         yield session
     finally:
-        config.stash[_SESSION] = None
         session.stop()
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from roadtest.backend.server import Backend
 from roadtest.errors import RoadtestError
+from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine.uml import UMLConfig, UMLGuest
@@ -127,7 +128,7 @@ class RoadtestSession:
         self.backend.stop()
 
     @property
-    def agent(self):  # type: ignore[no-untyped-def]
+    def agent(self) -> AgentClient:
         return self.ensure_guest().agent
 
     def path(self, path: str) -> GuestPath:

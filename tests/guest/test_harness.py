@@ -38,6 +38,16 @@ def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROADTEST_CACHE", str(CACHE))
 
 
+# A test that works in the guest that replaced a crashed or hung one.
+AFTER_A_LOST_GUEST = """
+def test_after(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x0001
+        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
+    assert guest.boots == 2
+"""
+
+
 def run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
     pytester.makepyfile(test_user=HEADER + body)
     # Off the outer guest's CPU: in time-travel mode an idle guest spins on its CPU.
@@ -97,13 +107,8 @@ def test_guest_crash_fails_one_test_and_the_next_gets_a_new_guest(
         """
 def test_crash(guest):
     guest.agent.write_file("/proc/sysrq-trigger", b"c")
-
-def test_after(guest):
-    with guest.bound(SENSOR) as dev:
-        dev.model.result = 0x0001
-        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
-    assert guest.boots == 2
-""",
+"""
+        + AFTER_A_LOST_GUEST,
     )
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*Kernel panic*"])
@@ -155,13 +160,8 @@ def test_hang(guest):
     os.mkfifo(fifo)
     # Opening a FIFO for reading blocks until a writer comes: none will.
     guest.agent.call("open", path=str(fifo), flags=os.O_RDONLY, mode=0, timeout=2)
-
-def test_after(guest):
-    with guest.bound(SENSOR) as dev:
-        dev.model.result = 0x0001
-        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
-    assert guest.boots == 2
-""",
+"""
+        + AFTER_A_LOST_GUEST,
     )
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*AgentTimeout*did not answer within 2 s*"])
