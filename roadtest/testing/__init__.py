@@ -1,15 +1,24 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
-from roadtest.testing.devices import I2CDevice
+from roadtest.testing.devices import I2CDevice, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
-from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
+from roadtest.testing.session import (
+    BindError,
+    Bound,
+    BoundDevice,
+    BoundPlatformDevice,
+    RoadtestSession,
+)
 from roadtest.testing.sysfs import read_float, read_int, read_str, write_float, write_int, write_str
 
 __all__ = [
     "BindError",
+    "Bound",
     "BoundDevice",
+    "BoundPlatformDevice",
     "GuestPath",
     "I2CDevice",
+    "PlatformDevice",
     "RoadtestSession",
     "read_float",
     "read_int",

@@ -13,19 +13,24 @@ A test module declares its devices at module level:
         ''',
     )
 
-The session collects every declaration of the tests it runs, gives each an
-I2C address (and the GPIO lines it names) and builds one devicetree from them
-before the guest boots.
+A `PlatformDevice` is a node at the tree's root with no model behind it, such
+as a regulator's virtual consumer; the kernel names its platform device after
+the node.
+
+The session collects every declaration of the tests it runs, gives each I2C
+device an address (and every device the GPIO lines it names) and builds one
+devicetree from them before the guest boots.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel
-from roadtest.testing.devicetree import I2C_ADDRESSES, NGPIO, Placed, fill
+from roadtest.testing.devicetree import I2C_ADDRESSES, NGPIO, Parent, Placed, fill
 
 
 class PlacementError(RoadtestError):
@@ -51,32 +56,75 @@ class I2CDevice:
     def gpio_requests(self) -> dict[str, int | None]:
         if isinstance(self.gpios, Mapping):
             return dict(self.gpios)
-        return {name: None for name in self.gpios}
+        return _gpio_requests(self.gpios)
+
+
+def _gpio_requests(gpios: Iterable[str] | Mapping[str, int | None]) -> dict[str, int | None]:
+    if isinstance(gpios, Mapping):
+        return dict(gpios)
+    return {name: None for name in gpios}
+
+
+# The first node of a fragment: an optional label, then the node name.
+_NODE_NAME = re.compile(r"^\s*(?:[A-Za-z_][\w]*\s*:\s*)?([A-Za-z0-9,._+-]+)\s*\{", re.MULTILINE)
+
+
+@dataclass(eq=False)
+class PlatformDevice:
+    """A devicetree node at the root, bound to its platform driver by the test.
+
+    `dts` is one node (with `$name$` GPIO placeholders, as for I2C devices); the
+    node name is the platform device's name in /sys/bus/platform/devices.
+    """
+
+    compatible: str
+    dts: str
+    gpios: Iterable[str] | Mapping[str, int | None] = ()
+    origin: str = field(default="", compare=False)
+
+    def gpio_requests(self) -> dict[str, int | None]:
+        return _gpio_requests(self.gpios)
+
+    @property
+    def node_name(self) -> str:
+        match = _NODE_NAME.search(self.dts)
+        if match is None:
+            raise PlacementError(f"{self.origin}: devicetree fragment has no node")
+        return match.group(1)
+
+
+Device = I2CDevice | PlatformDevice
 
 
 @dataclass(frozen=True)
 class Placement:
-    addr: int
+    addr: int | None  # None for a platform device
     gpios: dict[str, int]
 
 
 class Layout:
     """Addresses and GPIO lines of one guest's devices: fixed requests first, then the rest."""
 
-    def __init__(self, devices: list[I2CDevice]) -> None:
-        self.devices = devices
+    def __init__(self, devices: Sequence[Device]) -> None:
+        self.devices = list(devices)
         self.placements: dict[int, Placement] = {}
-        addr_owner: dict[int, I2CDevice] = {}
-        gpio_owner: dict[int, I2CDevice] = {}
+        addr_owner: dict[int, Device] = {}
+        gpio_owner: dict[int, Device] = {}
+        platform_owner: dict[str, Device] = {}
 
-        def taken(what: str, device: I2CDevice, other: I2CDevice) -> PlacementError:
+        def taken(what: str, device: Device, other: Device) -> PlacementError:
             return PlacementError(
                 f"{what} asked for by {device.origin} ({device.compatible}) is taken by "
                 f"{other.origin} ({other.compatible}): pick another or let the session assign one"
             )
 
         for device in devices:
-            if device.addr is not None:
+            if isinstance(device, PlatformDevice):
+                name = device.node_name
+                if name in platform_owner:
+                    raise taken(f"platform node name {name!r}", device, platform_owner[name])
+                platform_owner[name] = device
+            elif device.addr is not None:
                 if device.addr not in I2C_ADDRESSES:
                     raise PlacementError(
                         f"{device.origin}: I2C address {device.addr:#04x} is outside "
@@ -100,7 +148,11 @@ class Layout:
         free_lines = (n for n in range(NGPIO) if n not in gpio_owner)
         for device in devices:
             try:
-                addr = device.addr if device.addr is not None else next(free_addrs)
+                addr: int | None
+                if isinstance(device, PlatformDevice):
+                    addr = None
+                else:
+                    addr = device.addr if device.addr is not None else next(free_addrs)
                 gpios = {
                     name: line if line is not None else next(free_lines)
                     for name, line in device.gpio_requests().items()
@@ -112,7 +164,7 @@ class Layout:
                 ) from None
             self.placements[id(device)] = Placement(addr, gpios)
 
-    def placement(self, device: I2CDevice) -> Placement:
+    def placement(self, device: Device) -> Placement:
         try:
             return self.placements[id(device)]
         except KeyError:
@@ -125,5 +177,6 @@ class Layout:
         result = []
         for device in self.devices:
             place = self.placement(device)
-            result.append(fill(device.origin, device.dts, place.addr, place.gpios))
+            parent: Parent = "root" if isinstance(device, PlatformDevice) else "i2c"
+            result.append(fill(device.origin, device.dts, place.addr, place.gpios, parent))
         return result

@@ -1,10 +1,11 @@
 """The guest's devicetree: fixed virtio nodes plus the fragments the tests declare.
 
-A fragment is devicetree source for one node under the virtio I2C adapter,
-with placeholders the session fills in: `$addr$` becomes the device's I2C
-address (hex, no 0x) and `$<name>$` the number of the GPIO line it asked for
-under that name. Fragments are preprocessed with the kernel's dt-bindings
-includes, so `IRQ_TYPE_EDGE_FALLING` and friends work.
+A fragment is devicetree source for one node under the virtio I2C adapter
+(or, for platform devices, at the root), with placeholders the session fills
+in: `$addr$` becomes the device's I2C address (hex, no 0x) and `$<name>$`
+the number of the GPIO line it asked for under that name. Fragments are
+preprocessed with the kernel's dt-bindings includes, so
+`IRQ_TYPE_EDGE_FALLING` and friends work.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from roadtest.errors import RoadtestError
 
@@ -59,15 +61,21 @@ class DevicetreeError(RoadtestError):
     pass
 
 
+Parent = Literal["i2c", "root"]
+
+
 @dataclass(frozen=True)
 class Placed:
     """A fragment with its placeholders filled in, and where it came from (for errors)."""
 
     origin: str
     source: str
+    parent: Parent = "i2c"
 
 
-def fill(origin: str, src: str, addr: int | None, gpios: dict[str, int]) -> Placed:
+def fill(
+    origin: str, src: str, addr: int | None, gpios: dict[str, int], parent: Parent = "i2c"
+) -> Placed:
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name == "addr" and addr is not None:
@@ -79,12 +87,16 @@ def fill(origin: str, src: str, addr: int | None, gpios: dict[str, int]) -> Plac
             f"nor one of its GPIO names {sorted(gpios)}"
         )
 
-    return Placed(origin, _PLACEHOLDER.sub(value, src))
+    return Placed(origin, _PLACEHOLDER.sub(value, src), parent)
 
 
 def source(fragments: list[Placed], i2c_socket: Path, gpio_socket: Path) -> str:
-    """The whole tree; fragments go under the I2C adapter via a label reference."""
-    body = "".join(f"\n/* {f.origin} */\n&i2c {{\n{f.source}\n}};\n" for f in fragments)
+    """The whole tree; fragments go under the I2C adapter via a label reference, or
+    into a second root block, which dtc merges with the first."""
+    body = "".join(
+        f"\n/* {f.origin} */\n{'&i2c' if f.parent == 'i2c' else '/'} {{\n{f.source}\n}};\n"
+        for f in fragments
+    )
     return HEADER.format(i2c_socket=i2c_socket, gpio_socket=gpio_socket) + body
 
 

@@ -19,13 +19,13 @@ import pytest
 
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.testing.devices import I2CDevice
+from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 
 if TYPE_CHECKING:
     from roadtest.testing.session import RoadtestSession
 
 _KEY_LOG = pytest.StashKey["TestLog"]()
-_DEVICES = pytest.StashKey[list[I2CDevice]]()
+_DEVICES = pytest.StashKey[list[Device]]()
 _CALL_FAILED = pytest.StashKey[bool]()
 
 
@@ -105,10 +105,10 @@ def pytest_configure(config: pytest.Config) -> None:
         logger.setLevel(logging.INFO)
 
 
-def _declared_devices(module: types.ModuleType) -> list[I2CDevice]:
-    found = []
+def _declared_devices(module: types.ModuleType) -> list[Device]:
+    found: list[Device] = []
     for name, value in vars(module).items():
-        if isinstance(value, I2CDevice):
+        if isinstance(value, (I2CDevice, PlatformDevice)):
             if not value.origin:
                 value.origin = f"{module.__name__}.{name}"
             found.append(value)
@@ -118,7 +118,7 @@ def _declared_devices(module: types.ModuleType) -> list[I2CDevice]:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    devices: list[I2CDevice] = []
+    devices: list[Device] = []
     seen: set[int] = set()
     for item in items:
         module = getattr(item, "module", None)

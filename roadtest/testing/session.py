@@ -12,8 +12,9 @@ import logging
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, overload
 
 from roadtest.backend.server import Backend
 from roadtest.errors import RoadtestError
@@ -23,9 +24,12 @@ from roadtest.kernel import Kernel
 from roadtest.machine.uml import UMLConfig, UMLGuest
 from roadtest.models.base import I2CModel
 from roadtest.testing import devicetree
-from roadtest.testing.devices import I2CDevice, Layout
+from roadtest.testing.devices import Device, I2CDevice, Layout, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.modules import ModuleIndex
+
+if TYPE_CHECKING:
+    from roadtest.backend.gpio import GpioLine
 
 log = logging.getLogger("roadtest.session")
 
@@ -34,18 +38,18 @@ class BindError(RoadtestError):
     pass
 
 
-@dataclass
-class BoundDevice:
-    """A declared device during one test: its model, its place, its sysfs directory."""
+@dataclass(kw_only=True)
+class Bound:
+    """A declared device during one test: its place and its sysfs directory."""
 
     session: RoadtestSession
-    device: I2CDevice
-    model: I2CModel
-    addr: int
+    device: Device
+    bus: str  # "i2c" or "platform": where drivers_probe and the device live
     gpios: dict[str, int]
+    lines: dict[str, GpioLine]
     name: str
     path: GuestPath
-    bound: bool = field(default=False)
+    bound: bool = False
 
     @property
     def driver_path(self) -> GuestPath:
@@ -58,11 +62,25 @@ class BoundDevice:
         self.session.unbind(self)
 
 
+@dataclass(kw_only=True)
+class BoundDevice(Bound):
+    """An I2C device with the model that answers at its address."""
+
+    device: I2CDevice
+    model: I2CModel
+    addr: int
+
+
+@dataclass(kw_only=True)
+class BoundPlatformDevice(Bound):
+    device: PlatformDevice
+
+
 class RoadtestSession:
     def __init__(
         self,
         kernel: Kernel,
-        devices: list[I2CDevice],
+        devices: list[Device],
         workdir: Path,
         cpu: int | None = 0,
         time_travel: bool = True,
@@ -77,7 +95,7 @@ class RoadtestSession:
         self.guest: UMLGuest | None = None
         self.boots = 0
         self.i2c_bus_number = -1
-        self.active: list[BoundDevice] = []
+        self.active: list[Bound] = []
         self.dtb = devicetree.build(
             self.layout.fragments(),
             kernel.source_dir,
@@ -142,58 +160,96 @@ class RoadtestSession:
             if not agent.exists(f"/sys/module/{mod.name}"):
                 agent.load_module(str(mod.path))
 
-    def attach(self, device: I2CDevice, model: I2CModel | None = None) -> BoundDevice:
-        """Put a fresh model (or `model`) at the device's address; the driver is not bound yet."""
+    @overload
+    def attach(self, device: I2CDevice, model: I2CModel | None = None) -> BoundDevice: ...
+    @overload
+    def attach(self, device: PlatformDevice) -> BoundPlatformDevice: ...
+    def attach(self, device: Device, model: I2CModel | None = None) -> Bound:
+        """Get the device ready for binding: an I2C device gets a fresh model (or `model`)
+        at its address. The driver is not bound yet."""
         place = self.layout.placement(device)
-        model = model if model is not None else device.model()
-        self.backend.i2c.attach(place.addr, model)
-        for gpio_name, line in place.gpios.items():
-            setattr(model, gpio_name, self.backend.gpio.line(line))
-        name = f"{self.i2c_bus_number}-{place.addr:04x}"
-        bound = BoundDevice(
-            self,
-            device,
-            model,
-            place.addr,
-            dict(place.gpios),
-            name,
-            self.path(f"/sys/bus/i2c/devices/{name}"),
-        )
+        lines = {name: self.backend.gpio.line(n) for name, n in place.gpios.items()}
+        bound: Bound
+        if isinstance(device, PlatformDevice):
+            name = device.node_name
+            bound = BoundPlatformDevice(
+                session=self,
+                bus="platform",
+                device=device,
+                gpios=dict(place.gpios),
+                lines=lines,
+                name=name,
+                path=self.path(f"/sys/bus/platform/devices/{name}"),
+            )
+        else:
+            assert place.addr is not None
+            model = model if model is not None else device.model()
+            self.backend.i2c.attach(place.addr, model)
+            for gpio_name, line in lines.items():
+                setattr(model, gpio_name, line)
+            name = f"{self.i2c_bus_number}-{place.addr:04x}"
+            bound = BoundDevice(
+                session=self,
+                bus="i2c",
+                device=device,
+                model=model,
+                addr=place.addr,
+                gpios=dict(place.gpios),
+                lines=lines,
+                name=name,
+                path=self.path(f"/sys/bus/i2c/devices/{name}"),
+            )
         self.active.append(bound)
         return bound
 
-    def detach(self, bound: BoundDevice) -> None:
-        """Unbind (if the guest still runs) and take the model off the bus."""
+    def detach(self, bound: Bound) -> None:
+        """Unbind (if the guest still runs) and take any model off the bus."""
         if bound.bound and self.guest is not None and self.guest.alive:
             try:
                 self.unbind(bound)
             except ProtocolError:
                 pass  # the guest died under us; the next test gets a new one
-        self.backend.i2c.detach(bound.addr)
+        if isinstance(bound, BoundDevice):
+            self.backend.i2c.detach(bound.addr)
         if bound in self.active:
             self.active.remove(bound)
 
-    def bind(self, bound: BoundDevice) -> None:
-        self.load_driver(bound.device.compatible)
+    def bind(self, bound: Bound) -> None:
+        compatible = bound.device.compatible
+        self.load_driver(compatible)
         agent = self.ensure_guest().agent
         # drivers_probe binds the matching driver even though autoprobe is off.
-        agent.write_file("/sys/bus/i2c/drivers_probe", bound.name)
+        agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
         if not agent.exists(str(bound.driver_path)):
             raise BindError(
-                f"no driver bound to {bound.name} ({bound.device.compatible}): its probe failed, "
-                "see the kernel log"
+                f"no driver bound to {bound.name} ({compatible}): its probe failed or was "
+                "deferred (is its supplier bound?), see the kernel log"
             )
         bound.bound = True
 
-    def unbind(self, bound: BoundDevice) -> None:
+    def unbind(self, bound: Bound) -> None:
         agent = self.ensure_guest().agent
         if agent.exists(str(bound.driver_path)):
             agent.write_file(str(bound.driver_path / "unbind"), bound.name)
         bound.bound = False
 
+    @overload
+    def bound(
+        self, device: I2CDevice, model: I2CModel | None = None
+    ) -> contextlib.AbstractContextManager[BoundDevice]: ...
+    @overload
+    def bound(
+        self, device: PlatformDevice
+    ) -> contextlib.AbstractContextManager[BoundPlatformDevice]: ...
+    def bound(
+        self, device: Device, model: I2CModel | None = None
+    ) -> contextlib.AbstractContextManager[Bound]:
+        """Attach and bind for the `with` block; unbind and detach after it."""
+        return self._bound(device, model)
+
     @contextlib.contextmanager
-    def bound(self, device: I2CDevice, model: I2CModel | None = None) -> Iterator[BoundDevice]:
-        dev = self.attach(device, model)
+    def _bound(self, device: Device, model: I2CModel | None) -> Iterator[Bound]:
+        dev = self.attach(device, model) if isinstance(device, I2CDevice) else self.attach(device)
         try:
             dev.bind()
             yield dev
@@ -201,7 +257,8 @@ class RoadtestSession:
             self.detach(dev)
 
     def detach_all(self) -> None:
-        for bound in list(self.active):
+        # Newest first: a consumer goes before the supplier it was bound against.
+        for bound in reversed(list(self.active)):
             self.detach(bound)
 
 

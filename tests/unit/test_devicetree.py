@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from roadtest.models.base import SimpleSMBusModel
-from roadtest.testing.devices import I2CDevice, Layout, PlacementError
+from roadtest.testing.devices import I2CDevice, Layout, PlacementError, PlatformDevice
 from roadtest.testing.devicetree import DevicetreeError, build, fill
 
 NODE = """
@@ -134,3 +134,51 @@ def test_malformed_fragment_names_its_origin(tmp_path: Path, include_root: Path)
     ):
         build(Layout([good, bad]).fragments(), include_root, tmp_path / "w", Path("/i"), Path("/g"))
     assert not (tmp_path / "w" / "guest.dtb").exists()
+
+
+SUPPLY_NODE = """
+    regulator@$addr$ {
+        compatible = "acme,regulator";
+        reg = <0x$addr$>;
+        vout: output { };
+    };
+"""
+CONSUMER_NODE = """
+    acme-consumer {
+        compatible = "acme,consumer";
+        default-supply = <&vout>;
+        enable-gpios = <&gpio $enable$ GPIO_ACTIVE_HIGH>;
+    };
+"""
+
+
+def test_platform_devices_go_at_the_root_and_reference_i2c_labels(
+    tmp_path: Path, include_root: Path
+) -> None:
+    supply = device(SUPPLY_NODE, origin="supply")
+    consumer = PlatformDevice("acme,consumer", CONSUMER_NODE, gpios=("enable",), origin="c")
+    layout = Layout([supply, consumer])
+    assert layout.placement(consumer).addr is None
+    dtb = build(layout.fragments(), include_root, tmp_path / "w", Path("/i"), Path("/g"))
+
+    def fdtget(*args: str) -> list[str]:
+        return subprocess.run(
+            ["fdtget", *args], capture_output=True, text=True, check=True
+        ).stdout.split()
+
+    assert "acme-consumer" in fdtget("-l", str(dtb), "/")
+    enable = fdtget("-t", "x", str(dtb), "/acme-consumer", "enable-gpios")
+    assert int(enable[1], 16) == layout.placement(consumer).gpios["enable"]
+
+
+def test_platform_device_name_is_its_node_name() -> None:
+    labelled = PlatformDevice("acme,consumer", "  con: my-consumer {\n};")
+    assert labelled.node_name == "my-consumer"
+    assert PlatformDevice("acme,consumer", CONSUMER_NODE).node_name == "acme-consumer"
+
+
+def test_two_platform_nodes_with_one_name_are_one_clear_error() -> None:
+    a = PlatformDevice("acme,consumer", CONSUMER_NODE, origin="a")
+    b = PlatformDevice("acme,consumer", CONSUMER_NODE, origin="b")
+    with pytest.raises(PlacementError, match="platform node name 'acme-consumer' asked for by b"):
+        Layout([a, b])
