@@ -12,10 +12,11 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import median_ms, roadtest_run_seconds
 
 from roadtest.kernel import ensure_kernel
 from roadtest.machine.uml import UMLConfig, UMLGuest
@@ -38,11 +39,6 @@ BENCH_DEVICE = I2CDevice(
 )
 
 
-def median_ms(samples: list[float]) -> str:
-    med, low = statistics.median(samples) * 1000, min(samples) * 1000
-    return f"{med:.0f} ms (min {low:.0f}, n={len(samples)})"
-
-
 def bench_boot(runs: int, cpu: int) -> None:
     kernel = ensure_kernel(ROOT)
     boots, totals = [], []
@@ -59,17 +55,8 @@ def bench_boot(runs: int, cpu: int) -> None:
 
 
 def bench_opt3001_run(runs: int) -> None:
-    roadtest = Path(sys.executable).with_name("roadtest")
     test = ROOT / "tests/drivers/iio/light/test_opt3001.py"
-    walls = []
-    for _ in range(runs):
-        start = time.monotonic()
-        subprocess.run(
-            [str(roadtest), "run", "-q", "-p", "no:cacheprovider", str(test)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        walls.append(time.monotonic() - start)
+    walls = [roadtest_run_seconds([str(test)]) for _ in range(runs)]
     print(f"`roadtest run` opt3001:   {median_ms(walls)} wall, kernel cached")
 
 
