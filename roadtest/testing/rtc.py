@@ -1,0 +1,274 @@
+"""The RTC character device's userspace ABI (include/uapi/linux/rtc.h), used inside the guest.
+
+Every open, ioctl, poll and read runs in the guest through the agent, the way
+hwclock or rtcwake would make it; this module only packs and unpacks the
+structures (x86_64 layout: 4-byte int, 8-byte long, as the UML guest has).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import select
+import struct
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final
+
+from roadtest.guest.client import AgentClient
+from roadtest.testing.guestpath import GuestPath
+
+# include/uapi/asm-generic/ioctl.h (UML/x86_64 uses the generic layout)
+_IOC_NRSHIFT: Final = 0
+_IOC_TYPESHIFT: Final = 8
+_IOC_SIZESHIFT: Final = 16
+_IOC_DIRSHIFT: Final = 30
+_IOC_NONE: Final = 0
+_IOC_WRITE: Final = 1
+_IOC_READ: Final = 2
+_IOC_SIZEMASK: Final = (1 << 14) - 1
+
+
+def _ioc(direction: int, kind: str, nr: int, size: int) -> int:
+    if not 0 <= size <= _IOC_SIZEMASK:
+        raise ValueError(f"ioctl argument size {size} does not fit the 14-bit field")
+    return (
+        direction << _IOC_DIRSHIFT
+        | ord(kind) << _IOC_TYPESHIFT
+        | nr << _IOC_NRSHIFT
+        | size << _IOC_SIZESHIFT
+    )
+
+
+def _io(kind: str, nr: int) -> int:
+    return _ioc(_IOC_NONE, kind, nr, 0)
+
+
+def _ior(kind: str, nr: int, size: int) -> int:
+    return _ioc(_IOC_READ, kind, nr, size)
+
+
+def _iow(kind: str, nr: int, size: int) -> int:
+    return _ioc(_IOC_WRITE, kind, nr, size)
+
+
+# struct rtc_time: nine ints; struct rtc_wkalrm: two unsigned chars, then the
+# rtc_time at its 4-byte alignment.
+RTC_TIME: Final = struct.Struct("<9i")
+RTC_WKALRM: Final = struct.Struct("<BBxx9i")
+_UINT: Final = struct.Struct("<I")
+_ULONG: Final = struct.Struct("<Q")
+
+RTC_AIE_ON: Final = _io("p", 0x01)
+RTC_AIE_OFF: Final = _io("p", 0x02)
+RTC_UIE_ON: Final = _io("p", 0x03)
+RTC_UIE_OFF: Final = _io("p", 0x04)
+RTC_PIE_ON: Final = _io("p", 0x05)
+RTC_PIE_OFF: Final = _io("p", 0x06)
+RTC_ALM_SET: Final = _iow("p", 0x07, RTC_TIME.size)
+RTC_ALM_READ: Final = _ior("p", 0x08, RTC_TIME.size)
+RTC_RD_TIME: Final = _ior("p", 0x09, RTC_TIME.size)
+RTC_SET_TIME: Final = _iow("p", 0x0A, RTC_TIME.size)
+RTC_WKALM_SET: Final = _iow("p", 0x0F, RTC_WKALRM.size)
+RTC_WKALM_RD: Final = _ior("p", 0x10, RTC_WKALRM.size)
+RTC_VL_READ: Final = _ior("p", 0x13, _UINT.size)
+RTC_VL_CLR: Final = _io("p", 0x14)
+
+RTC_VL_DATA_INVALID: Final = 1 << 0  # voltage too low, RTC data is invalid
+RTC_VL_BACKUP_LOW: Final = 1 << 1
+RTC_VL_BACKUP_EMPTY: Final = 1 << 2
+RTC_VL_ACCURACY_LOW: Final = 1 << 3
+RTC_VL_BACKUP_SWITCH: Final = 1 << 4
+
+# Interrupt flags, the low byte of what read() returns (the count is above it).
+RTC_IRQF: Final = 0x80
+RTC_PF: Final = 0x40
+RTC_AF: Final = 0x20
+RTC_UF: Final = 0x10
+
+
+@dataclass(frozen=True)
+class RtcTime:
+    """struct rtc_time, field for field (tm_mon 0-11, tm_year since 1900, tm_wday 0 = Sunday)."""
+
+    tm_sec: int = 0
+    tm_min: int = 0
+    tm_hour: int = 0
+    tm_mday: int = 0
+    tm_mon: int = 0
+    tm_year: int = 0
+    tm_wday: int = 0
+    tm_yday: int = 0
+    tm_isdst: int = 0
+
+    @classmethod
+    def from_datetime(cls, when: datetime.datetime) -> RtcTime:
+        """The fields userspace fills in for `when` (whole seconds; wday and yday computed)."""
+        return cls(
+            tm_sec=when.second,
+            tm_min=when.minute,
+            tm_hour=when.hour,
+            tm_mday=when.day,
+            tm_mon=when.month - 1,
+            tm_year=when.year - 1900,
+            tm_wday=when.isoweekday() % 7,
+            tm_yday=when.timetuple().tm_yday - 1,
+            tm_isdst=0,
+        )
+
+    def to_datetime(self) -> datetime.datetime:
+        """The date and time (ValueError if the fields are not one); wday/yday/isdst are ignored."""
+        return datetime.datetime(
+            self.tm_year + 1900,
+            self.tm_mon + 1,
+            self.tm_mday,
+            self.tm_hour,
+            self.tm_min,
+            self.tm_sec,
+        )
+
+    def pack(self) -> bytes:
+        return RTC_TIME.pack(*self._fields())
+
+    @classmethod
+    def unpack(cls, data: bytes) -> RtcTime:
+        return cls(*RTC_TIME.unpack(data))
+
+    def _fields(self) -> tuple[int, ...]:
+        return (
+            self.tm_sec,
+            self.tm_min,
+            self.tm_hour,
+            self.tm_mday,
+            self.tm_mon,
+            self.tm_year,
+            self.tm_wday,
+            self.tm_yday,
+            self.tm_isdst,
+        )
+
+
+@dataclass(frozen=True)
+class WakeAlarm:
+    """struct rtc_wkalrm: whether the alarm is enabled and pending, and its time."""
+
+    enabled: bool
+    pending: bool
+    time: RtcTime
+
+    def pack(self) -> bytes:
+        return RTC_WKALRM.pack(int(self.enabled), int(self.pending), *self.time._fields())
+
+    @classmethod
+    def unpack(cls, data: bytes) -> WakeAlarm:
+        enabled, pending, *fields = RTC_WKALRM.unpack(data)
+        return cls(bool(enabled), bool(pending), RtcTime(*fields))
+
+
+class RtcIrqTimeout(TimeoutError):
+    """No RTC interrupt became readable in time."""
+
+
+class RTC:
+    """One /dev/rtcN, opened in the guest for the `with` block.
+
+    Give it the bound device's sysfs directory: the RTC core names the
+    device after the order of registration (and alarmtimer keeps a reference
+    to the first wake-capable one across unbinds), so the node is found under
+    `<device>/rtc/rtc*` rather than assumed to be rtc0.
+    """
+
+    def __init__(self, device_dir: GuestPath) -> None:
+        self.agent: AgentClient = device_dir.agent
+        self.name = (device_dir / "rtc").only("rtc*").name
+        self.node = f"/dev/{self.name}"
+        self._fd: int | None = None
+
+    def __enter__(self) -> RTC:
+        # O_RDONLY is enough for every ioctl here; the RTC allows one opener at a time.
+        self._fd = self.agent.open(self.node, os.O_RDONLY)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None and not self.agent.broken:
+            self.agent.close(fd)
+
+    @property
+    def fd(self) -> int:
+        if self._fd is None:
+            raise RuntimeError(f"{self.node} is not open: use the RTC in a with block")
+        return self._fd
+
+    def _ioctl(self, request: int, arg: bytes) -> bytes:
+        _, buf = self.agent.ioctl(self.fd, request, arg)
+        if buf is None:
+            raise RuntimeError(f"ioctl {request:#x}: the agent returned no buffer")
+        return buf
+
+    # Time
+
+    def read_rtc_time(self) -> RtcTime:
+        """RTC_RD_TIME, every field as the kernel returned it."""
+        return RtcTime.unpack(self._ioctl(RTC_RD_TIME, bytes(RTC_TIME.size)))
+
+    def read_time(self) -> datetime.datetime:
+        return self.read_rtc_time().to_datetime()
+
+    def set_time(self, when: datetime.datetime | RtcTime) -> None:
+        """RTC_SET_TIME; a datetime is sent with the weekday and day of year userspace computes."""
+        tm = when if isinstance(when, RtcTime) else RtcTime.from_datetime(when)
+        self._ioctl(RTC_SET_TIME, tm.pack())
+
+    # Alarm
+
+    def read_wake_alarm(self) -> WakeAlarm:
+        return WakeAlarm.unpack(self._ioctl(RTC_WKALM_RD, bytes(RTC_WKALRM.size)))
+
+    def set_wake_alarm(self, when: datetime.datetime, enabled: bool = True) -> None:
+        """RTC_WKALM_SET, the one-call way to set (and enable) the alarm."""
+        alarm = WakeAlarm(enabled=enabled, pending=False, time=RtcTime.from_datetime(when))
+        self._ioctl(RTC_WKALM_SET, alarm.pack())
+
+    def alarm_irq(self, enabled: bool) -> None:
+        """RTC_AIE_ON / RTC_AIE_OFF."""
+        self.agent.ioctl(self.fd, RTC_AIE_ON if enabled else RTC_AIE_OFF)
+
+    # Voltage-low information
+
+    def vl_read(self) -> int:
+        """RTC_VL_READ: RTC_VL_* bits."""
+        (flags,) = _UINT.unpack(self._ioctl(RTC_VL_READ, bytes(_UINT.size)))
+        return int(flags)
+
+    def vl_clear(self) -> None:
+        self.agent.ioctl(self.fd, RTC_VL_CLR)
+
+    # Interrupts
+
+    def read_irq(self, timeout: float = 10.0) -> int:
+        """read(): the interrupt data, RTC_IRQF | RTC_AF ... in the low byte, the count above.
+
+        read() blocks in the guest until an interrupt arrives, and a blocked
+        agent answers nothing else; so first poll, in short slices until
+        `timeout` seconds of host time have passed (the guest's clock jumps,
+        so its own poll timeout says little), and fail with RtcIrqTimeout.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            ready = self.agent.poll([(self.fd, select.POLLIN)], timeout_ms=200)
+            if any(revents & select.POLLIN for _, revents in ready):
+                break
+            if time.monotonic() >= deadline:
+                raise RtcIrqTimeout(
+                    f"{self.node}: no interrupt to read within {timeout:g} s; "
+                    "see the kernel log for the driver's interrupt handling"
+                )
+        (data,) = _ULONG.unpack(self.agent.read(self.fd, _ULONG.size))
+        return int(data)

@@ -1,0 +1,95 @@
+"""The RTC ABI helpers: ioctl numbers, struct layouts, the poll-before-read timeout."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import select
+from typing import Any, cast
+
+import pytest
+
+from roadtest.guest.client import AgentClient
+from roadtest.testing import rtc
+from roadtest.testing.guestpath import GuestPath
+
+
+def test_ioctl_numbers() -> None:
+    # The values <linux/rtc.h> gives on x86_64 (as strace prints them).
+    assert rtc.RTC_AIE_ON == 0x7001
+    assert rtc.RTC_AIE_OFF == 0x7002
+    assert rtc.RTC_UIE_ON == 0x7003
+    assert rtc.RTC_ALM_SET == 0x40247007
+    assert rtc.RTC_ALM_READ == 0x80247008
+    assert rtc.RTC_RD_TIME == 0x80247009
+    assert rtc.RTC_SET_TIME == 0x4024700A
+    assert rtc.RTC_WKALM_SET == 0x4028700F
+    assert rtc.RTC_WKALM_RD == 0x80287010
+    assert rtc.RTC_VL_READ == 0x80047013
+    assert rtc.RTC_VL_CLR == 0x7014
+
+
+def test_struct_sizes() -> None:
+    assert rtc.RTC_TIME.size == 36
+    assert rtc.RTC_WKALRM.size == 40
+
+
+def test_rtc_time_from_datetime() -> None:
+    tm = rtc.RtcTime.from_datetime(datetime.datetime(2021, 12, 25, 11, 10, 37))
+    assert tm == rtc.RtcTime(37, 10, 11, 25, 11, 121, 6, 358, 0)
+    assert tm.to_datetime() == datetime.datetime(2021, 12, 25, 11, 10, 37)
+    assert rtc.RtcTime.unpack(tm.pack()) == tm
+    assert tm.pack()[:8] == (37).to_bytes(4, "little") + (10).to_bytes(4, "little")
+
+
+def test_wake_alarm_layout() -> None:
+    alarm = rtc.WakeAlarm(True, False, rtc.RtcTime.from_datetime(datetime.datetime(2021, 1, 1)))
+    data = alarm.pack()
+    assert data[:4] == b"\x01\x00\x00\x00"  # enabled, pending, padding to the int alignment
+    assert data[4:] == alarm.time.pack()
+    assert rtc.WakeAlarm.unpack(data) == alarm
+
+
+def test_invalid_fields_are_not_a_datetime() -> None:
+    with pytest.raises(ValueError):
+        rtc.RtcTime(tm_mday=0, tm_year=121).to_datetime()
+
+
+class FakeAgent:
+    """Stands in for the guest: one RTC device directory, no interrupt ever readable."""
+
+    broken = False
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def listdir(self, path: str) -> list[str]:
+        assert path == "/sys/bus/i2c/devices/0-0051/rtc"
+        return ["rtc3"]
+
+    def open(self, path: str, flags: int) -> int:
+        self.calls.append(("open", (path, flags)))
+        return 7
+
+    def close(self, fd: int) -> None:
+        self.calls.append(("close", fd))
+
+    def poll(self, fds: list[tuple[int, int]], timeout_ms: int) -> list[tuple[int, int]]:
+        self.calls.append(("poll", (fds, timeout_ms)))
+        return []
+
+    def read(self, fd: int, size: int) -> bytes:
+        raise AssertionError("read() would block the agent")
+
+
+def test_node_from_sysfs_and_irq_timeout() -> None:
+    agent = FakeAgent()
+    dev = GuestPath(cast(AgentClient, agent), "/sys/bus/i2c/devices/0-0051")
+    with rtc.RTC(dev) as clock:
+        assert clock.node == "/dev/rtc3"
+        with pytest.raises(rtc.RtcIrqTimeout, match="/dev/rtc3"):
+            clock.read_irq(timeout=0.05)
+    assert agent.calls[0] == ("open", ("/dev/rtc3", os.O_RDONLY))
+    polls = [args for op, args in agent.calls if op == "poll"]
+    assert polls and all(fds == [(7, select.POLLIN)] for fds, _ in polls)
+    assert agent.calls[-1] == ("close", 7)
