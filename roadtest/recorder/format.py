@@ -1,0 +1,770 @@
+"""The trace file format, schema version 1 (the full, versioned schema is SCHEMA.md here).
+
+A trace (``*.rtrace``) records what one driver did with one device in one
+test. The file is ONE lz4 frame (linked blocks, a checksum per block and one
+over the content) whose decompressed content is a stream of msgpack objects:
+
+- first the header map: ``{"format": "roadtest-trace", "schema": 1,
+  "kernel": str, "test": str, "bus": "i2c", "address": int,
+  "compatible": str, "model": "module:Class" or "", "regbytes": int,
+  "byteorder": "little" | "big", "created": float}``; unknown extra keys
+  are kept (forward compatible); a bigger ``schema`` is refused;
+- then one map per event: ``{"seq": 0, 1, 2, ..., "t": time.monotonic_ns(),
+  "kind": str, ...}`` with, per kind,
+
+  - ``i2c``: ``"msgs": [{"flags", "len", "data", "status"}, ...]``, one
+    virtio-i2c transfer (flags bit 0 FAIL_NEXT, bit 1 M_RD; ``data`` is what
+    was written, or the response read, ``b""`` when the read failed;
+    status 0 OK, 1 ERR);
+  - ``gpio``: ``"line", "name", "op", "value", "status"``, a request from the
+    driver (``op`` in GPIO_OPS);
+  - ``irq``: ``"line", "name", "level"``, an input level a model drove;
+  - ``marker``: ``"what", "detail"``, what the test did (bind, unbind, inject, note).
+
+The writer flushes an lz4 block after every ``flush_every`` events, so a
+file cut off at a flush (a killed run) is a readable prefix: `read_trace`
+with ``strict=False`` returns its events quietly, ``strict=True`` (the
+default) raises `TraceError` at the point of truncation once the events
+before it have been returned. Reading streams: the file is read block by
+block and decoded incrementally, never loaded whole.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO, Final, Literal
+
+import lz4.frame
+import msgpack
+
+from roadtest.errors import RoadtestError
+
+FORMAT: Final = "roadtest-trace"
+SCHEMA_VERSION: Final = 1
+SUFFIX: Final = ".rtrace"
+
+KINDS: Final = frozenset({"i2c", "gpio", "irq", "marker"})
+GPIO_OPS: Final = frozenset(
+    {"set_direction", "get_direction", "set_value", "get_value", "irq_type", "unmask", "mask"}
+)
+MARKERS: Final = frozenset({"bind", "unbind", "inject", "note"})  # the ones roadtest writes
+
+# virtio-i2c message flags and statuses, as recorded
+I2C_FAIL_NEXT: Final = 1 << 0
+I2C_M_RD: Final = 1 << 1
+STATUS_OK: Final = 0
+STATUS_ERR: Final = 1
+
+# How the writer compresses: HC level 3 with linked 64 KiB blocks compresses
+# small flushed blocks against the earlier ones (bench/bench_trace.py).
+COMPRESSION_LEVEL: Final = lz4.frame.COMPRESSIONLEVEL_MINHC
+BLOCK_CHECKSUMS: Final = True  # verify each block before its events are returned
+
+# What the reader accepts, so that a corrupt length cannot make it allocate gigabytes.
+MAX_EVENT_BYTES: Final = 1 << 20  # one str or bytes value
+_MAX_BUFFER: Final = 16 << 20  # one undecoded object plus one block
+_MAX_CONTAINER: Final = 1 << 16  # items of one array or map
+
+_LZ4_MAGIC: Final = b"\x04\x22\x4d\x18"
+_LZ4_BLOCK_MAX: Final = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
+
+_HEADER_KEYS: Final = (
+    "format",
+    "schema",
+    "kernel",
+    "test",
+    "bus",
+    "address",
+    "compatible",
+    "model",
+    "regbytes",
+    "byteorder",
+    "created",
+)
+
+
+class TraceError(RoadtestError):
+    """A trace file that cannot be read: where (path and byte offset) and what.
+
+    `offset` is a byte offset in the file when `in_stream` is false, else in the
+    decompressed stream (the message says which); None when there is no place
+    to point at (the file cannot be opened). `seq` names the event, when known.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        offset: int | None,
+        what: str,
+        *,
+        in_stream: bool = False,
+        seq: int | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.offset = offset
+        self.what = what
+        self.in_stream = in_stream
+        self.seq = seq
+        if offset is None:
+            message = f"{self.path}: {what}"
+        elif in_stream:
+            message = f"{self.path}: byte {offset} of the decompressed stream: {what}"
+        else:
+            message = f"{self.path}: byte {offset}: {what}"
+        super().__init__(message)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _want_int(where: str, key: str, value: object, low: int = 0, high: int | None = None) -> int:
+    if type(value) is not int:
+        raise ValueError(f"{where}: {key!r} must be an int, not {_type_name(value)}")
+    if value < low or (high is not None and value > high):
+        bound = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{where}: {key!r} is {value}, not {bound}")
+    return value
+
+
+def _want_str(where: str, key: str, value: object) -> str:
+    if type(value) is not str:
+        raise ValueError(f"{where}: {key!r} must be a str, not {_type_name(value)}")
+    return value
+
+
+def _get(where: str, event: Mapping[str, Any], key: str) -> Any:
+    try:
+        return event[key]
+    except KeyError:
+        raise ValueError(f"{where}: missing {key!r}") from None
+
+
+@dataclass(kw_only=True)
+class Header:
+    """What the trace is of: the first map of the file (keyword arguments only)."""
+
+    kernel: str  # the guest kernel's release
+    test: str  # the pytest node id
+    address: int
+    compatible: str
+    bus: str = "i2c"
+    model: str = ""  # "module:Class" of the model, "" if none
+    regbytes: int = 0  # register width, 0 when the device is not SMBus-style
+    byteorder: Literal["little", "big"] = "little"
+    created: float = field(default_factory=time.time)  # unix time
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as read
+
+    def to_map(self) -> dict[str, Any]:
+        known = {
+            "format": FORMAT,
+            "schema": SCHEMA_VERSION,
+            "kernel": self.kernel,
+            "test": self.test,
+            "bus": self.bus,
+            "address": self.address,
+            "compatible": self.compatible,
+            "model": self.model,
+            "regbytes": self.regbytes,
+            "byteorder": self.byteorder,
+            "created": self.created,
+        }
+        return {**{k: v for k, v in self.extra.items() if k not in known}, **known}
+
+    @classmethod
+    def from_map(cls, header: object) -> Header:
+        """The header of a map as read; ValueError says what is wrong with it."""
+        if not isinstance(header, dict):
+            raise ValueError(
+                f"not a roadtest trace: it starts with a msgpack {_type_name(header)}, "
+                "not the header map"
+            )
+        fmt = header.get("format")
+        if fmt != FORMAT:
+            raise ValueError(f"not a roadtest trace: format is {fmt!r}, not {FORMAT!r}")
+        schema = _want_int("header", "schema", header.get("schema"), low=1)
+        if schema > SCHEMA_VERSION:
+            raise ValueError(
+                f"header: schema {schema} is newer than this roadtest supports ({SCHEMA_VERSION})"
+            )
+        for key in _HEADER_KEYS:
+            if key not in header:
+                raise ValueError(f"header: missing {key!r}")
+        byteorder = header["byteorder"]
+        if byteorder not in ("little", "big"):
+            raise ValueError(f"header: 'byteorder' is {byteorder!r}, not 'little' or 'big'")
+        created = header["created"]
+        if type(created) not in (float, int):
+            raise ValueError(f"header: 'created' must be a float, not {_type_name(created)}")
+        return cls(
+            kernel=_want_str("header", "kernel", header["kernel"]),
+            test=_want_str("header", "test", header["test"]),
+            bus=_want_str("header", "bus", header["bus"]),
+            address=_want_int("header", "address", header["address"], high=0x3FF),
+            compatible=_want_str("header", "compatible", header["compatible"]),
+            model=_want_str("header", "model", header["model"]),
+            regbytes=_want_int("header", "regbytes", header["regbytes"], high=8),
+            byteorder="little" if byteorder == "little" else "big",
+            created=float(created),
+            extra={k: v for k, v in header.items() if k not in _HEADER_KEYS},
+        )
+
+
+def validate_event(event: Mapping[str, Any], seq: int | None = None) -> None:
+    """Check one event map against the schema; ValueError names the event and the problem.
+
+    `seq` is the sequence number the event must have (None: any).
+    """
+    if not _valid_i2c_event(event, seq):
+        _validate_event(event, seq)
+
+
+def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
+    """True for a valid I2C event, by a quicker test (the recorder writes one per transfer).
+
+    False for any other event: `_validate_event` then checks it and says what is wrong.
+    """
+    got_seq, t, msgs = event.get("seq"), event.get("t"), event.get("msgs")
+    if (
+        type(got_seq) is not int
+        or got_seq < 0
+        or (seq is not None and got_seq != seq)
+        or type(t) is not int
+        or t < 0
+        or event.get("kind") != "i2c"
+        or type(msgs) is not list
+        or not msgs
+    ):
+        return False
+    for msg in msgs:
+        if type(msg) is not dict:
+            return False
+        flags, length, data, status = (
+            msg.get("flags"),
+            msg.get("len"),
+            msg.get("data"),
+            msg.get("status"),
+        )
+        if (
+            type(flags) is not int
+            or type(length) is not int
+            or type(data) is not bytes
+            or type(status) is not int
+            or not 0 <= flags <= 0xFFFFFFFF
+            or length < 0
+            or not 0 <= status <= STATUS_ERR
+        ):
+            return False
+        if flags & I2C_M_RD and status != STATUS_OK:
+            if data:
+                return False
+        elif len(data) != length:
+            return False
+    return True
+
+
+def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
+    got_seq = event.get("seq")
+    where = f"event seq {got_seq}" if type(got_seq) is int else f"event after seq {seq}"
+    if seq is not None and got_seq != seq:
+        if type(got_seq) is not int:
+            raise ValueError(f"event seq {seq}: 'seq' is {got_seq!r}, not an int")
+        raise ValueError(f"{where}: seq is not consecutive (expected seq {seq})")
+    _want_int(where, "seq", _get(where, event, "seq"))
+    _want_int(where, "t", _get(where, event, "t"))
+    kind = _want_str(where, "kind", _get(where, event, "kind"))
+    where = f"{where} ({kind})"
+    if kind == "i2c":
+        msgs = _get(where, event, "msgs")
+        if not isinstance(msgs, (list, tuple)) or not msgs:
+            raise ValueError(f"{where}: 'msgs' must be a non-empty list")
+        for i, msg in enumerate(msgs):
+            _validate_i2c_msg(f"{where}: msgs[{i}]", msg)
+    elif kind == "gpio":
+        _want_int(where, "line", _get(where, event, "line"))
+        _want_str(where, "name", _get(where, event, "name"))
+        op = _get(where, event, "op")
+        if op not in GPIO_OPS:
+            raise ValueError(f"{where}: unknown op {op!r}")
+        _want_int(where, "value", _get(where, event, "value"), high=0xFFFFFFFF)
+        _want_int(where, "status", _get(where, event, "status"), high=STATUS_ERR)
+    elif kind == "irq":
+        _want_int(where, "line", _get(where, event, "line"))
+        _want_str(where, "name", _get(where, event, "name"))
+        _want_int(where, "level", _get(where, event, "level"), high=1)
+    elif kind == "marker":
+        _want_str(where, "what", _get(where, event, "what"))
+        _get(where, event, "detail")
+    else:
+        raise ValueError(f"{where}: unknown kind (not one of {', '.join(sorted(KINDS))})")
+
+
+def _validate_i2c_msg(where: str, msg: object) -> None:
+    if not isinstance(msg, dict):
+        raise ValueError(f"{where}: must be a map, not {_type_name(msg)}")
+    flags = _want_int(where, "flags", _get(where, msg, "flags"), high=0xFFFFFFFF)
+    length = _want_int(where, "len", _get(where, msg, "len"))
+    data = _get(where, msg, "data")
+    if type(data) is not bytes:
+        raise ValueError(f"{where}: 'data' must be bytes, not {_type_name(data)}")
+    status = _want_int(where, "status", _get(where, msg, "status"), high=STATUS_ERR)
+    if not flags & I2C_M_RD:
+        if len(data) != length:
+            raise ValueError(f"{where}: a write of 'len' {length} has {len(data)} data bytes")
+    elif status == STATUS_OK and len(data) != length:
+        raise ValueError(f"{where}: a read of 'len' {length} returned {len(data)} bytes")
+    elif status != STATUS_OK and data:
+        raise ValueError(f"{where}: a failed read has {len(data)} data bytes, not none")
+
+
+def _normalise(kind: str, fields: dict[str, Any]) -> None:
+    """Bytes-like message data to bytes, and a marker's missing detail to None (writer side)."""
+    if kind == "i2c" and isinstance(fields.get("msgs"), (list, tuple)):
+        given = fields["msgs"]
+        if type(given) is list and all(
+            type(m) is dict and type(m.get("data")) is bytes for m in given
+        ):
+            return
+        msgs = []
+        for msg in given:
+            if isinstance(msg, Mapping) and isinstance(msg.get("data"), (bytearray, memoryview)):
+                msg = {**msg, "data": bytes(msg["data"])}
+            elif isinstance(msg, Mapping) and not isinstance(msg, dict):
+                msg = dict(msg)
+            msgs.append(msg)
+        fields["msgs"] = msgs
+    elif kind == "marker":
+        fields.setdefault("detail", None)
+
+
+def _pack(obj: object) -> bytes:
+    data: bytes = msgpack.packb(obj, use_bin_type=True)
+    return data
+
+
+class TraceWriter:
+    """Writes a trace as events happen; safe to call from several threads.
+
+    The header is written and flushed at once. `event()` assigns the next seq
+    and the host's `time.monotonic_ns()`, checks the event against the schema
+    (ValueError if it does not fit) and writes it; after every `flush_every`
+    events (0: only on `flush()` and `close()`) the data so far reaches the
+    file as a whole lz4 block, so that the file is a readable prefix. Use as a
+    context manager, or call `close()`, to end the frame.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], header: Header, flush_every: int = 1) -> None:
+        if flush_every < 0:
+            raise ValueError(f"flush_every must be 0 or more, not {flush_every}")
+        self.path = Path(path)
+        self.header = header
+        self.flush_every = flush_every
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._unflushed = 0
+        self._ctx = lz4.frame.create_compression_context()
+        head = _pack(header.to_map())
+        self._file: BinaryIO | None = open(self.path, "wb")
+        try:
+            self._file.write(
+                lz4.frame.compress_begin(
+                    self._ctx,
+                    compression_level=COMPRESSION_LEVEL,
+                    block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+                    block_linked=True,
+                    content_checksum=True,
+                    block_checksum=BLOCK_CHECKSUMS,
+                    auto_flush=False,
+                )
+            )
+            self._file.write(lz4.frame.compress_chunk(self._ctx, head))
+            self._flush_locked()
+        except BaseException:
+            self._file.close()
+            self._file = None
+            raise
+
+    @property
+    def events(self) -> int:
+        """How many events were written so far (the next event's seq)."""
+        return self._seq
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def event(self, kind: str, **fields: Any) -> int:
+        """Record one event of `kind` with its kind's fields; returns its seq."""
+        if "seq" in fields or "t" in fields:
+            raise ValueError("the writer assigns 'seq' and 't'")
+        _normalise(kind, fields)
+        with self._lock:
+            return self._append_locked(kind, fields, time.monotonic_ns())
+
+    def _append_locked(self, kind: str, fields: Mapping[str, Any], t: int) -> int:
+        if self._file is None:
+            raise ValueError(f"{self.path}: the trace writer is closed")
+        seq = self._seq
+        event = {"seq": seq, "t": t, "kind": kind, **fields}
+        validate_event(event, seq)
+        self._file.write(lz4.frame.compress_chunk(self._ctx, _pack(event)))
+        self._seq = seq + 1
+        self._unflushed += 1
+        if self.flush_every and self._unflushed >= self.flush_every:
+            self._flush_locked()
+        return seq
+
+    def flush(self) -> None:
+        """Put every event so far in the file (as an lz4 block), readable by another process."""
+        with self._lock:
+            if self._file is not None:
+                self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        assert self._file is not None
+        self._file.write(lz4.frame.compress_flush(self._ctx, end_frame=False))
+        self._file.flush()
+        self._unflushed = 0
+
+    def close(self) -> None:
+        """End the frame (its end mark and content checksum) and close the file."""
+        with self._lock:
+            if self._file is None:
+                return
+            file, self._file = self._file, None
+            try:
+                file.write(lz4.frame.compress_flush(self._ctx, end_frame=True))
+            finally:
+                file.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def write_trace_atomic(
+    path: str | os.PathLike[str], header: Header, events: Iterable[Mapping[str, Any]]
+) -> None:
+    """Write a whole trace so that `path` is either the old file or the complete new one.
+
+    Each event is a map with "kind" and its fields; "seq" is renumbered from 0
+    (so a filtered list of events makes a valid trace) and "t" kept when the
+    event has it (else now). An event that does not fit the schema raises
+    ValueError and leaves `path` untouched. The data is written to a temporary
+    file in the same directory, fsynced, and renamed over `path`.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # Create it with the mode a plain open() would give (umask applied), not mkstemp's 0600.
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        with TraceWriter(tmp, header, flush_every=0) as writer:
+            for event in events:
+                fields = {k: v for k, v in event.items() if k not in ("seq", "t", "kind")}
+                kind = event.get("kind")
+                if type(kind) is not str:
+                    raise ValueError(f"event {writer.events}: 'kind' must be a str, not {kind!r}")
+                t = event.get("t")
+                if t is None:
+                    t = time.monotonic_ns()
+                _normalise(kind, fields)
+                with writer._lock:
+                    writer._append_locked(kind, fields, t)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dirfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)
+
+
+class _Truncated(Exception):
+    """The file ends before its lz4 frame does: at file byte `offset`."""
+
+    def __init__(self, offset: int, what: str) -> None:
+        super().__init__(what)
+        self.offset = offset
+        self.what = what
+
+
+class TraceReader(Iterator[dict[str, Any]]):
+    """Streams a trace's events; `header` is read when the reader is made.
+
+    Iterating yields each event map, checked against the schema. The file is
+    closed when the events run out, on an error, by `close()` or at the end of
+    a `with` block. See `read_trace` for `strict`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], strict: bool = True) -> None:
+        self.path = str(path)
+        self.strict = strict
+        try:
+            self._file: BinaryIO | None = open(path, "rb")
+        except FileNotFoundError:
+            raise TraceError(path, None, "no such file") from None
+        except OSError as err:
+            raise TraceError(path, None, f"cannot open: {err.strerror or err}") from None
+        self._pos = 0  # file offset of the next byte to read
+        self._blocks: list[tuple[int, int]] = []  # (stream offset, file offset) of recent blocks
+        self._fed = 0  # decompressed bytes fed to the unpacker
+        self._unpacker = msgpack.Unpacker(
+            raw=False,
+            strict_map_key=False,
+            max_buffer_size=_MAX_BUFFER,
+            max_str_len=MAX_EVENT_BYTES,
+            max_bin_len=MAX_EVENT_BYTES,
+            max_array_len=_MAX_CONTAINER,
+            max_map_len=_MAX_CONTAINER,
+            max_ext_len=MAX_EVENT_BYTES,
+        )
+        self._decompressor = lz4.frame.LZ4FrameDecompressor()
+        self._chunks = self._frame()
+        self._done = False
+        self.events = 0  # events returned so far (the next event's seq)
+        try:
+            obj, start = self._next_object(header=True)
+            try:
+                self.header = Header.from_map(obj)
+            except ValueError as err:
+                raise self._stream_error(start, str(err)) from None
+        except BaseException:
+            self.close()
+            raise
+
+    # The lz4 frame, block by block
+
+    def _read(self, n: int) -> bytes:
+        assert self._file is not None
+        try:
+            data = self._file.read(n)
+        except OSError as err:
+            raise TraceError(self.path, self._pos, f"cannot read: {err.strerror or err}") from None
+        self._pos += len(data)
+        return data
+
+    def _error(self, offset: int, what: str, seq: int | None = None) -> TraceError:
+        return TraceError(self.path, offset, what, seq=seq)
+
+    def _decompress(self, offset: int, data: bytes, what: str, limit: int = 1 << 16) -> bytes:
+        # With no max_length (python-lz4 4.4), decompress() keeps part of a linked
+        # block's output back until a later call: an output buffer of a whole
+        # block gets all of it, so every flushed event is readable at once.
+        decompressor = self._decompressor
+        try:
+            out: bytes = decompressor.decompress(data, max_length=limit)
+            while not decompressor.needs_input and not decompressor.eof:
+                out += decompressor.decompress(b"", max_length=limit)
+        except RuntimeError as err:
+            code = str(err).rsplit(" ", 1)[-1]
+            raise self._error(offset, f"corrupt {what} ({code})") from None
+        return out
+
+    def _frame(self) -> Iterator[tuple[int, bytes]]:
+        """Yield (file offset of the block, its decompressed bytes); _Truncated if cut off."""
+        magic = self._read(4)
+        if not magic:
+            raise self._error(0, "empty file")
+        if magic != _LZ4_MAGIC:
+            if len(magic) < 4 and _LZ4_MAGIC.startswith(magic):
+                raise _Truncated(self._pos, "the file ends inside the lz4 frame header")
+            raise self._error(0, "not an lz4 frame: is this a roadtest trace?")
+        descriptor = self._read(2)
+        if len(descriptor) < 2:
+            raise _Truncated(self._pos, "the file ends inside the lz4 frame header")
+        flg, bd = descriptor
+        block_max = _LZ4_BLOCK_MAX.get((bd >> 4) & 7)
+        if flg >> 6 != 1 or flg & 0b10 or bd & 0x8F or block_max is None:
+            raise self._error(4, "corrupt lz4 frame header (unknown version or flags)")
+        block_checksum = bool(flg & 0x10)
+        content_checksum = bool(flg & 0x04)
+        rest = self._read((8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0) + 1)
+        if len(rest) < (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0) + 1:
+            raise _Truncated(self._pos, "the file ends inside the lz4 frame header")
+        self._decompress(0, magic + descriptor + rest, "lz4 frame header")
+        while True:
+            start = self._pos
+            word = self._read(4)
+            if not word:
+                raise _Truncated(
+                    start, "truncated: the lz4 frame has no end (the writer did not finish)"
+                )
+            if len(word) < 4:
+                raise _Truncated(self._pos, f"truncated inside the lz4 block at byte {start}")
+            size = int.from_bytes(word, "little")
+            if size == 0:  # the end mark
+                tail = self._read(4) if content_checksum else b""
+                if content_checksum and len(tail) < 4:
+                    raise _Truncated(self._pos, "truncated inside the lz4 frame's checksum")
+                out = self._decompress(start, word + tail, "lz4 frame end")
+                if not self._decompressor.eof:
+                    raise self._error(start, "corrupt lz4 frame: no end after its end mark")
+                if out:
+                    yield start, out
+                if self._read(1):
+                    raise self._error(self._pos - 1, "trailing bytes after the lz4 frame")
+                return
+            length = size & 0x7FFFFFFF
+            if length > block_max:
+                raise self._error(
+                    start,
+                    f"corrupt lz4 block: {length} bytes, more than the frame's {block_max}",
+                )
+            body = self._read(length + (4 if block_checksum else 0))
+            if len(body) < length + (4 if block_checksum else 0):
+                raise _Truncated(self._pos, f"truncated inside the lz4 block at byte {start}")
+            out = self._decompress(start, word + body, f"lz4 block at byte {start}", block_max)
+            if out:
+                yield start, out
+
+    # msgpack objects in the decompressed stream
+
+    def _stream_error(self, start: int, what: str, seq: int | None = None) -> TraceError:
+        block = next((f for s, f in reversed(self._blocks) if s <= start), None)
+        where = f" (in the lz4 block at file byte {block})" if block is not None else ""
+        return TraceError(self.path, start, f"{what}{where}", in_stream=True, seq=seq)
+
+    def _next_object(self, header: bool = False) -> tuple[object, int]:
+        """The next object and its stream offset; StopIteration at the (allowed) end."""
+        while True:
+            start = self._unpacker.tell()
+            try:
+                obj = self._unpacker.unpack()
+            except msgpack.OutOfData:
+                pass
+            except Exception as err:  # msgpack has many ways to refuse garbage
+                what = f"{_type_name(err)}: {err}" if str(err) else _type_name(err)
+                raise self._stream_error(
+                    start, f"{self._which(header)}: not msgpack: {what}", self._seq(header)
+                ) from None
+            else:
+                while len(self._blocks) > 1 and self._blocks[1][0] <= start:
+                    del self._blocks[0]
+                return obj, start
+            try:
+                block, data = next(self._chunks)
+            except StopIteration:
+                left = self._fed - start
+                if header and not left:
+                    raise self._stream_error(start, "no header: the lz4 frame is empty") from None
+                if header or left:
+                    raise self._stream_error(
+                        start,
+                        f"{self._which(header)}: the stream ends inside it ({left} bytes)",
+                        self._seq(header),
+                    ) from None
+                raise
+            except _Truncated as cut:
+                if header:
+                    raise self._error(
+                        cut.offset, f"{cut.what}, before the end of the header"
+                    ) from None
+                if not self.strict:
+                    raise StopIteration from None
+                raise self._error(
+                    cut.offset,
+                    f"{cut.what}; {self.events} complete events before it",
+                    self.events,
+                ) from None
+            self._blocks.append((self._fed, block))
+            self._fed += len(data)
+            try:
+                self._unpacker.feed(data)
+            except Exception as err:  # BufferFull: an object bigger than anything we write
+                raise self._stream_error(
+                    start, f"{self._which(header)}: too big to read ({err})", self._seq(header)
+                ) from None
+
+    def _which(self, header: bool) -> str:
+        return "the header" if header else f"event seq {self.events}"
+
+    def _seq(self, header: bool) -> int | None:
+        return None if header else self.events
+
+    def __iter__(self) -> TraceReader:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._done:
+            raise StopIteration
+        try:
+            obj, start = self._next_object()
+            if not isinstance(obj, dict):
+                raise self._stream_error(
+                    start,
+                    f"event seq {self.events}: a msgpack {_type_name(obj)}, not a map",
+                    self.events,
+                )
+            try:
+                validate_event(obj, self.events)
+            except ValueError as err:
+                raise self._stream_error(start, str(err), self.events) from None
+        except BaseException:
+            self.close()
+            raise
+        self.events += 1
+        return obj
+
+    def close(self) -> None:
+        self._done = True
+        file, self._file = getattr(self, "_file", None), None
+        if file is not None:
+            file.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __enter__(self) -> TraceReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def read_trace(
+    path: str | os.PathLike[str], strict: bool = True
+) -> tuple[Header, Iterator[dict[str, Any]]]:
+    """The trace's header (read now) and an iterator over its events (read as it goes).
+
+    Every problem is a `TraceError`: the header's at once, an event's when the
+    iteration reaches it (the events before it have been returned). A file
+    that ends early (a crashed or killed writer) is an error at the point of
+    truncation when `strict`; with strict=False the events stop quietly after
+    the last complete one. Corruption is an error either way.
+    """
+    reader = TraceReader(path, strict=strict)
+    return reader.header, reader
+
+
+def load_trace(
+    path: str | os.PathLike[str], strict: bool = True
+) -> tuple[Header, list[dict[str, Any]]]:
+    """`read_trace`, with every event read into a list."""
+    header, events = read_trace(path, strict=strict)
+    return header, list(events)
