@@ -1,0 +1,283 @@
+"""Register-level descriptions of trace events, for `roadtest trace show`/`diff` and replay reports.
+
+For an SMBus-style device (the header's regbytes > 0) an I2C transfer that is
+one write of [register, values...] reads "write CONTROL(0x03) = 0x20"; a
+write of [register] followed by a read reads "read VOUT1(0x01) -> 0x50".
+Register names are the model module's `REG_*` constants (REG_CONTROL = 0x03
+names register 0x03 "CONTROL"), imported only from roadtest's own modules;
+otherwise registers are shown by number. Every other transfer is shown as
+its raw messages: "i2c w 01 02 | r 3: 00 11 22".
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from roadtest.recorder.format import I2C_M_RD, STATUS_OK, Header
+
+# Only our own package's modules are imported to name registers: a trace
+# from elsewhere cannot make us import (and so run) anything else.
+_OUR_MODULE: Final = re.compile(r"roadtest(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+_DIRECTIONS: Final = {0: "none", 1: "out", 2: "in"}
+_IRQ_TYPES: Final = {
+    0: "none",
+    1: "edge-rising",
+    2: "edge-falling",
+    3: "edge-both",
+    4: "level-high",
+    8: "level-low",
+}
+_IGNORED: Final = ("seq", "t")
+
+
+def register_names(model: str) -> dict[int, str]:
+    """{address: name} from the `REG_*` int constants of `model`'s module ("module:Class").
+
+    Empty when the module is not one of roadtest's own, or cannot be imported.
+    Where two constants share an address the first defined names it.
+    """
+    module_name = model.partition(":")[0]
+    if not _OUR_MODULE.fullmatch(module_name):
+        return {}
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # a broken or missing module only costs the names
+        return {}
+    names: dict[int, str] = {}
+    for name, value in vars(module).items():
+        if name.startswith("REG_") and len(name) > 4 and type(value) is int and 0 <= value <= 0xFF:
+            names.setdefault(value, name[4:])
+    return names
+
+
+@dataclass(frozen=True)
+class Access:
+    """An I2C transfer read as a register access."""
+
+    op: str  # "write", "read" or "select" (a write of the register pointer alone)
+    reg: int
+    values: tuple[int, ...] | None  # None: a read whose response is not known
+    failed: bool
+
+
+def body(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The event without its seq and timestamp: what two traces are compared by."""
+    return {k: v for k, v in event.items() if k not in _IGNORED}
+
+
+def _hex(data: object) -> str:
+    if isinstance(data, (bytes, bytearray)):
+        return " ".join(f"{b:02x}" for b in data)
+    return repr(data)
+
+
+def _plain(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+class Decoder:
+    """Describes the events of one trace; built from its header."""
+
+    def __init__(self, header: Header, registers: Mapping[int, str] | None = None) -> None:
+        self.header = header
+        self.regbytes = header.regbytes
+        self.byteorder = header.byteorder
+        self.registers = dict(registers) if registers is not None else register_names(header.model)
+
+    # Pieces
+
+    def reg(self, addr: int) -> str:
+        name = self.registers.get(addr)
+        return f"{name}({addr:#04x})" if name else f"{addr:#04x}"
+
+    def regs(self, first: int, count: int) -> str:
+        if count <= 1:
+            return self.reg(first)
+        return f"{self.reg(first)}..{self.reg((first + count - 1) & 0xFF)}"
+
+    def value(self, value: int) -> str:
+        return f"{value:#0{2 + 2 * max(self.regbytes, 1)}x}"
+
+    def values(self, values: Sequence[int]) -> str:
+        return " ".join(self.value(v) for v in values)
+
+    def _split(self, data: bytes) -> tuple[int, ...]:
+        rb = self.regbytes
+        return tuple(
+            int.from_bytes(data[i : i + rb], self.byteorder) for i in range(0, len(data), rb)
+        )
+
+    def access(self, event: Mapping[str, Any]) -> Access | None:
+        """The transfer as a register access, or None when it is not one (or not SMBus-style)."""
+        rb = self.regbytes
+        msgs = event.get("msgs")
+        if event.get("kind") != "i2c" or rb <= 0 or not isinstance(msgs, list):
+            return None
+        try:
+            flags = [int(m["flags"]) for m in msgs]
+            datas = [m["data"] for m in msgs]
+            lengths = [int(m["len"]) for m in msgs]
+            failed = any(m["status"] != STATUS_OK for m in msgs)
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not all(isinstance(d, (bytes, bytearray)) for d in datas):
+            return None
+        reads = [bool(f & I2C_M_RD) for f in flags]
+        if len(msgs) == 1 and not reads[0] and datas[0]:
+            data = bytes(datas[0])
+            if len(data) == 1:
+                return Access("select", data[0], (), failed)
+            if (len(data) - 1) % rb == 0:
+                return Access("write", data[0], self._split(data[1:]), failed)
+            return None
+        if len(msgs) == 2 and reads == [False, True] and len(datas[0]) == 1:
+            length = lengths[1]
+            if length <= 0 or length % rb:
+                return None
+            data = bytes(datas[1])
+            if len(data) == length:
+                return Access("read", datas[0][0], self._split(data), failed)
+            return Access("read", datas[0][0], None, failed)
+        return None
+
+    def _describe_access(self, acc: Access, count: int | None = None) -> str:
+        if acc.op == "select":
+            return f"select {self.reg(acc.reg)}" + (" -> NACK" if acc.failed else "")
+        n = count if acc.values is None else len(acc.values)
+        where = self.regs(acc.reg, n or 1)
+        if acc.op == "write":
+            assert acc.values is not None
+            return f"write {where} = {self.values(acc.values)}" + (" -> NACK" if acc.failed else "")
+        if acc.failed:
+            return f"read {where} -> NACK"
+        if acc.values is None:
+            return f"read {where}"
+        return f"read {where} -> {self.values(acc.values)}"
+
+    def _read_count(self, event: Mapping[str, Any]) -> int:
+        try:
+            return int(event["msgs"][1]["len"]) // self.regbytes
+        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
+            return 1
+
+    def raw_i2c(self, msgs: object) -> str:
+        if not isinstance(msgs, list):
+            return f"i2c {msgs!r}"
+        parts = []
+        for m in msgs:
+            if not isinstance(m, Mapping):
+                parts.append(repr(m))
+                continue
+            failed = m.get("status", STATUS_OK) != STATUS_OK
+            data = m.get("data", b"")
+            if isinstance(m.get("flags"), int) and m["flags"] & I2C_M_RD:
+                shown = "NACK" if failed else (_hex(data) if data else "?")
+                parts.append(f"r {m.get('len')}: {shown}")
+            else:
+                parts.append(f"w {_hex(data) if data else '-'}" + (" NACK" if failed else ""))
+        return "i2c " + " | ".join(parts)
+
+    def _gpio_value(self, op: object, value: object) -> str:
+        if op in ("set_direction", "get_direction") and isinstance(value, int):
+            return _DIRECTIONS.get(value, str(value))
+        if op == "irq_type" and isinstance(value, int):
+            return _IRQ_TYPES.get(value, f"{value:#x}")
+        return _plain(value)
+
+    def _line(self, event: Mapping[str, Any]) -> str:
+        return f"{event.get('name', '?')}({event.get('line', '?')})"
+
+    # What the commands and the replayer use
+
+    def describe(self, event: Mapping[str, Any]) -> str:
+        """One line for an event (any event map: a malformed one is shown as it is)."""
+        kind = event.get("kind")
+        if kind == "i2c":
+            acc = self.access(event)
+            if acc is not None:
+                return self._describe_access(acc, self._read_count(event))
+            return self.raw_i2c(event.get("msgs"))
+        if kind == "gpio":
+            op = event.get("op")
+            value = self._gpio_value(op, event.get("value"))
+            failed = event.get("status", STATUS_OK) != STATUS_OK
+            text = f"gpio {self._line(event)} {op}"
+            if op in ("get_direction", "get_value"):
+                return f"{text} -> {'ERR' if failed else value}"
+            if op in ("set_direction", "set_value", "irq_type"):
+                text = f"{text} {value}"
+            return text + (" -> ERR" if failed else "")
+        if kind == "irq":
+            return f"irq {self._line(event)} level {event.get('level')}"
+        if kind == "marker":
+            detail = event.get("detail")
+            text = f"marker {event.get('what')}"
+            if detail is None:
+                return text
+            if isinstance(detail, Mapping):
+                return text + "".join(f" {k}={_plain(v)}" for k, v in detail.items())
+            return f"{text} {_plain(detail)}"
+        rest = " ".join(f"{k}={_plain(v)}" for k, v in body(event).items() if k != "kind")
+        return f"{kind} {rest}".rstrip()
+
+    def describe_expected_actual(
+        self, expected: Mapping[str, Any], actual: Mapping[str, Any]
+    ) -> str:
+        """What differs between a recorded event and what happened, in one line."""
+        got, want = self.describe(actual), self.describe(expected)
+        if expected.get("kind") == actual.get("kind") == "i2c":
+            a, e = self.access(actual), self.access(expected)
+            if (
+                a is not None
+                and e is not None
+                and (a.op, a.reg) == (e.op, e.reg)
+                and a.values is not None
+                and e.values is not None
+                and len(a.values) == len(e.values)
+            ):
+                if a.failed != e.failed:
+                    return f"{got}, expected {'NACK' if e.failed else 'OK'}"
+                if a.values != e.values:
+                    return f"{got}, expected {self.values(e.values)}"
+        elif expected.get("kind") == actual.get("kind") == "gpio":
+            same = ("line", "op", "status")
+            if all(expected.get(k) == actual.get(k) for k in same) and expected.get(
+                "value"
+            ) != actual.get("value"):
+                return f"{got}, expected {self._gpio_value(expected.get('op'), expected['value'])}"
+        elif expected.get("kind") == actual.get("kind") == "irq":
+            if expected.get("line") == actual.get("line") and expected.get("level") != actual.get(
+                "level"
+            ):
+                return f"{got}, expected level {expected.get('level')}"
+        if got == want and body(expected) != body(actual):
+            fields = ", ".join(differing_fields(expected, actual))
+            return f"got: {got}; expected: {want} (they differ in {fields})"
+        return f"got: {got}; expected: {want}"
+
+
+def differing_fields(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
+    """The keys (msgs[i].key for I2C messages) in which two events differ, seq and t aside."""
+    out: list[str] = []
+    for key in sorted(set(body(expected)) | set(body(actual)), key=str):
+        e, a = expected.get(key), actual.get(key)
+        if e == a:
+            continue
+        if key == "msgs" and isinstance(e, list) and isinstance(a, list) and len(e) == len(a):
+            for i, (em, am) in enumerate(zip(e, a, strict=True)):
+                if isinstance(em, Mapping) and isinstance(am, Mapping):
+                    out += [
+                        f"msgs[{i}].{k}"
+                        for k in sorted(set(em) | set(am), key=str)
+                        if em.get(k) != am.get(k)
+                    ]
+                elif em != am:
+                    out.append(f"msgs[{i}]")
+        else:
+            out.append(key)
+    return out
