@@ -1,0 +1,184 @@
+"""`roadtest trace show` and `roadtest trace diff` (in-process; one run as a user runs it)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roadtest.cli import main
+from roadtest.recorder import Header, TraceWriter
+
+ROADTEST = Path(sys.executable).with_name("roadtest")
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def roadtest(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    def run(*args: str | Path) -> Result:
+        status = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return Result(status, out, err)
+
+    return run
+
+
+def msgs_write(*data: int) -> list[dict[str, Any]]:
+    return [{"flags": 0, "len": len(data), "data": bytes(data), "status": 0}]
+
+
+def msgs_read(reg: int, value: int) -> list[dict[str, Any]]:
+    return [
+        {"flags": 1, "len": 1, "data": bytes([reg]), "status": 0},
+        {"flags": 2, "len": 1, "data": bytes([value]), "status": 0},
+    ]
+
+
+def make(path: Path, controls: list[int], extra: int = 0, **changes: Any) -> Path:
+    fields: dict[str, Any] = {
+        "kernel": "6.12.57",
+        "test": "tests/drivers/regulator/test_tps6286x.py::test_enable",
+        "address": 0x48,
+        "compatible": "ti,tps62864",
+        "model": "roadtest.models.tps6286x:TPS6286x",
+        "regbytes": 1,
+        **changes,
+    }
+    with TraceWriter(path, Header(**fields)) as writer:
+        writer.event("marker", what="bind")
+        for value in controls:
+            writer.event("i2c", msgs=msgs_read(0x03, 0x6B))
+            writer.event("i2c", msgs=msgs_write(0x03, value))
+        for _ in range(extra):
+            writer.event("irq", line=5, name="irq", level=1)
+        writer.event("marker", what="unbind")
+    return path
+
+
+def test_show_prints_the_header_and_one_decoded_line_per_event(
+    tmp_path: Path, roadtest: Callable[..., Result]
+) -> None:
+    path = make(tmp_path / "a.rtrace", [0x20, 0x30])
+    result = roadtest("trace", "show", path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"# {path}: ti,tps62864 at i2c 0x48")
+    events = [line for line in lines if not line.startswith("#")]
+    assert len(events) == 6
+    assert re.fullmatch(r"\s+0\s+0\.000 ms  marker bind", events[0])
+    assert re.fullmatch(r"\s+1\s+\d+\.\d{3} ms  read CONTROL\(0x03\) -> 0x6b", events[1])
+    assert events[2].endswith("  write CONTROL(0x03) = 0x20")
+    assert events[5].endswith("  marker unbind")
+    times = [float(line.split()[1]) for line in events]
+    assert times == sorted(times)
+
+
+def test_show_of_a_cut_trace_prints_what_it_can_then_fails_in_one_line(
+    tmp_path: Path, roadtest: Callable[..., Result]
+) -> None:
+    path = make(tmp_path / "a.rtrace", [0x20, 0x30])
+    cut = tmp_path / "cut.rtrace"
+    cut.write_bytes(path.read_bytes()[:-30])
+    result = roadtest("trace", "show", cut)
+    assert result.returncode == 2
+    assert "marker bind" in result.stdout
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"roadtest: {cut}: byte ") and "truncated" in result.stderr
+
+
+def test_diff_of_identical_traces_is_zero(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+    a = make(tmp_path / "a.rtrace", [0x20, 0x30])
+    b = make(tmp_path / "b.rtrace", [0x20, 0x30], kernel="6.13")  # other times, other kernel
+    result = roadtest("trace", "diff", a, b)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "identical: 6 events" in result.stdout
+    assert "header: kernel '6.12.57' vs '6.13' (not compared)" in result.stdout
+
+
+def test_diff_shows_the_first_difference_in_context_and_counts(
+    tmp_path: Path, roadtest: Callable[..., Result]
+) -> None:
+    a = make(tmp_path / "a.rtrace", [0x20, 0x30, 0x40, 0x50])
+    b = make(tmp_path / "b.rtrace", [0x20, 0x31, 0x40, 0x51])
+    result = roadtest("trace", "diff", a, b)
+    assert result.returncode == 1, result.stderr
+    out = result.stdout.splitlines()
+    first = out.index("first difference at event 4:")
+    assert out[first + 2].endswith("  write CONTROL(0x03) = 0x20")  # context before
+    assert re.fullmatch(r"-\s+4  write CONTROL\(0x03\) = 0x30", out[first + 4])
+    assert re.fullmatch(r"\+\s+4  write CONTROL\(0x03\) = 0x31", out[first + 5])
+    assert out[first + 6] == "    => write CONTROL(0x03) = 0x31, expected 0x30"
+    assert out[first + 7].endswith("  read CONTROL(0x03) -> 0x6b")  # context after
+    assert out[-1] == f"2 of 10 events differ ({a}: 10 events, {b}: 10)"
+
+
+def test_diff_counts_events_only_one_trace_has(
+    tmp_path: Path, roadtest: Callable[..., Result]
+) -> None:
+    a = make(tmp_path / "a.rtrace", [0x20])
+    b = make(tmp_path / "b.rtrace", [0x20], extra=2)
+    result = roadtest("trace", "diff", a, b)
+    assert result.returncode == 1
+    assert re.search(r"-\s+3  marker unbind\n\+\s+3  irq irq\(5\) level 1", result.stdout)
+    assert re.search(rf"-\s+5  \(end of {re.escape(str(a))}\)", result.stdout)
+    assert result.stdout.splitlines()[-1] == f"3 of 6 events differ ({a}: 4 events, {b}: 6)"
+
+
+def test_diff_of_another_device_differs(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+    a = make(tmp_path / "a.rtrace", [0x20])
+    b = make(tmp_path / "b.rtrace", [0x20], address=0x49)
+    result = roadtest("trace", "diff", a, b)
+    assert result.returncode == 1
+    assert "header: address 72 vs 73" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["show", "diff"])
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, command: str, roadtest: Callable[..., Result]
+) -> None:
+    good = make(tmp_path / "good.rtrace", [0x20])
+    bad = tmp_path / "bad.rtrace"
+    bad.write_text("not a trace\n")
+    for args in ([bad], [tmp_path / "missing.rtrace"]):
+        if command == "diff":
+            args = [good, *args]
+        result = roadtest("trace", command, *args)
+        assert result.returncode == 2, result
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert result.stderr.startswith("roadtest: ")
+    result = roadtest("trace", command, bad, *([good] if command == "diff" else []))
+    assert "not an lz4 frame: is this a roadtest trace?" in result.stderr
+
+
+def test_as_a_user_runs_it_errors_are_one_line_and_a_closed_pipe_is_quiet(
+    tmp_path: Path,
+) -> None:
+    path = make(tmp_path / "a.rtrace", [0x20] * 2000)
+    result = subprocess.run(
+        f"{ROADTEST} trace show {path} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.stdout.startswith("# ") and result.stderr == ""
+    cut = tmp_path / "cut.rtrace"
+    cut.write_bytes(path.read_bytes()[:-30])
+    result = subprocess.run(
+        [ROADTEST, "trace", "diff", path, cut], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"roadtest: {cut}: byte ") and "truncated" in result.stderr
