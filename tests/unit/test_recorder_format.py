@@ -390,6 +390,28 @@ def test_events_outside_the_schema_are_errors_naming_the_seq(
     assert message in str(read_error(path, strict=False))
 
 
+@pytest.mark.parametrize(
+    ("stream", "message"),
+    [
+        (b"\x81\x91\x01\x02", "not msgpack: TypeError"),  # a map keyed by a list
+        (b"\x91" * 2000, "not msgpack: StackError"),  # nested too deep
+        (b"\xc1", "not msgpack: FormatError"),  # the reserved byte
+        (b"\xa2\xff\xfe", "not msgpack: UnicodeDecodeError"),
+        (b"\xdd\x00\x10\x00\x00", "not msgpack: ValueError"),  # 2**20 items: over the limit
+        (b"\xc6\x7f\xff\xff\xff", "the stream ends inside it"),  # 2 GiB of bin: never read
+    ],
+)
+def test_malformed_msgpack_is_an_error_naming_the_event(
+    tmp_path: Path, stream: bytes, message: str
+) -> None:
+    path = tmp_path / "bad.rtrace"
+    head = msgpack.packb(header().to_map())
+    path.write_bytes(lz4.frame.compress(head + stream))
+    error = read_error(path)
+    assert message in str(error) and "event seq 0" in str(error), error
+    assert error.offset == len(head) and error.in_stream
+
+
 def test_the_events_before_a_bad_one_are_returned_first(tmp_path: Path) -> None:
     good = [event(i, kind="marker", what="note", detail=i) for i in range(3)]
     path = raw_trace(tmp_path / "t.rtrace", header().to_map(), *good, event(3, kind="x"))
