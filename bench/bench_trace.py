@@ -82,11 +82,10 @@ def measure(directory: Path, flush_every: int, work: list[list[dict[str, object]
     start = time.perf_counter()
     _, events = load_trace(path)
     read = time.perf_counter() - start
-    assert len(events) == len(work)
     print(
         f"flush every {flush_every:>2} events: {size / len(work):5.1f} bytes/transfer "
         f"({size} bytes for {len(work)}), write {elapsed / len(work) * 1e6:4.1f} us/transfer, "
-        f"read {read / len(work) * 1e6:4.1f} us/transfer"
+        f"read {read / len(events) * 1e6:4.1f} us/transfer"
     )
 
 

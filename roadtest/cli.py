@@ -101,7 +101,8 @@ def cmd_trace_diff(args: argparse.Namespace) -> int:
         if va != vb:
             identity = key in ("bus", "address", "compatible", "regbytes", "byteorder")
             device_differs |= identity
-            out.append(f"header: {key} {va!r} vs {vb!r}" + ("" if identity else " (not compared)"))
+            shown = f"{va:#04x} vs {vb:#04x}" if key == "address" else f"{va!r} vs {vb!r}"
+            out.append(f"header: {key} {shown}" + ("" if identity else " (not compared)"))
     before: deque[tuple[int, dict[str, Any]]] = deque(maxlen=_TRACE_CONTEXT)
     first: list[str] = []
     after = 0

@@ -141,7 +141,7 @@ def test_diff_of_another_device_differs(tmp_path: Path, roadtest: Callable[..., 
     b = make(tmp_path / "b.rtrace", [0x20], address=0x49)
     result = roadtest("trace", "diff", a, b)
     assert result.returncode == 1
-    assert "header: address 72 vs 73" in result.stdout
+    assert "header: address 0x48 vs 0x49" in result.stdout
 
 
 @pytest.mark.parametrize("command", ["show", "diff"])
