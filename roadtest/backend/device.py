@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from roadtest.backend.virtqueue import Virtqueue
+from roadtest.models.base import ModelError
 
 log = logging.getLogger("roadtest.backend.device")
 
@@ -68,10 +69,15 @@ class VirtioDevice:
     # Reporting
 
     def record_error(self, kind: str, where: str, exc: BaseException) -> BackendError:
-        """Log `exc` with its traceback and hand it to whoever collects errors."""
-        tb = "".join(traceback.format_exception(exc))
+        """Log `exc` with its traceback and hand it to whoever collects errors.
+
+        A ModelError is a model refusing what the driver did, on purpose and with
+        its reason in the message: it gets no traceback."""
+        deliberate = isinstance(exc, ModelError)
+        tb = "" if deliberate else "".join(traceback.format_exception(exc))
         error = BackendError(kind, where, exc, tb)
-        log.error("%s: %s error in %s: %s", self.name, kind, where, exc, exc_info=exc)
+        shown = None if deliberate else exc
+        log.error("%s: %s error in %s: %s", self.name, kind, where, exc, exc_info=shown)
         try:
             self.report(error)
         except Exception:  # a broken sink must not take the device down

@@ -78,9 +78,22 @@ class IrqType(enum.IntEnum):
 
 
 _IRQ_TYPES: Final = frozenset(int(t) for t in IrqType)
+_RESULTS: Final = frozenset({MSG_GET_DIRECTION, MSG_GET_VALUE})  # report the answer, not the arg
 _DIRECTIONS: Final = frozenset(int(d) for d in Direction)
 
 OutputListener = Callable[["GpioLine", bool], None]
+# (line, op, value, status): what happened on a line, for recording. `op` is the
+# driver's request ("set_direction", "get_direction", "set_value", "get_value",
+# "irq_type", "unmask") or "input" when a model drives the line.
+LineObserver = Callable[["GpioLine", str, int, int], None]
+
+_OP_NAMES: Final = {
+    MSG_GET_DIRECTION: "get_direction",
+    MSG_SET_DIRECTION: "set_direction",
+    MSG_GET_VALUE: "get_value",
+    MSG_SET_VALUE: "set_value",
+    MSG_IRQ_TYPE: "irq_type",
+}
 
 
 class GpioLine:
@@ -97,6 +110,7 @@ class GpioLine:
         self.name = name
         self._input = False
         self._listeners: list[OutputListener] = []
+        self.observers: list[LineObserver] = []
         self.interrupts = 0  # times the line fired (buffers returned VALID)
         self.reset()
 
@@ -130,6 +144,8 @@ class GpioLine:
                 self.edge_latched = True
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("gpio %d (%s) input %d -> %d", self.index, self.name, old, level)
+            if self.observers:
+                self.observe("input", int(level), STATUS_OK)
             self.device.check_irq(self)
 
     set_input = set
@@ -156,6 +172,13 @@ class GpioLine:
     def clear_listeners(self) -> None:
         with self.device.lock:
             self._listeners.clear()
+
+    def observe(self, op: str, value: int, status: int) -> None:
+        for observer in list(self.observers):
+            try:
+                observer(self, op, value, status)
+            except Exception as exc:
+                self.device.record_error("model", f"gpio {self.index} ({self.name}) observer", exc)
 
     # The driver side (device lock held)
 
@@ -299,6 +322,8 @@ class VirtioGpio(VirtioDevice):
         line.event = req
         if log.isEnabledFor(logging.DEBUG):
             log.debug("gpio %d (%s) unmasked", line.index, line.name)
+        if line.observers:
+            line.observe("unmask", 0, STATUS_OK)
         self.check_irq(line)
 
     # Requests
@@ -323,6 +348,7 @@ class VirtioGpio(VirtioDevice):
             return 1 + len(names)
         status = STATUS_OK
         result = 0
+        line: GpioLine | None = None
         if gpio >= self.ngpio:
             status = STATUS_ERR
         else:
@@ -348,6 +374,9 @@ class VirtioGpio(VirtioDevice):
                     status = STATUS_ERR
             else:
                 status = STATUS_ERR
+            if line.observers:
+                op = _OP_NAMES.get(kind, f"request {kind}")
+                line.observe(op, result if kind in _RESULTS else value, status)
         if debug:
             log.debug(
                 "gpio request %d line %d value %d: status %d value %d",
