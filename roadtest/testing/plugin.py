@@ -22,6 +22,7 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 
 if TYPE_CHECKING:
+    from roadtest.testing.hooks import DeviceHooks
     from roadtest.testing.session import RoadtestSession
 
 _KEY_LOG = pytest.StashKey["TestLog"]()
@@ -96,6 +97,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the guest clock in real time (driver delays take their real time)",
     )
     group.addoption("--roadtest-workdir", default=None, help="where guests keep sockets and logs")
+    group.addoption(
+        "--roadtest-record",
+        default=None,
+        metavar="DIR",
+        help="write a trace of every I2C device each test uses under DIR/<chip>/",
+    )
+    group.addoption(
+        "--roadtest-replay",
+        default=None,
+        metavar="DIR",
+        help="answer each device from its golden trace under DIR instead of its model",
+    )
+    group.addoption(
+        "--roadtest-replay-results",
+        default=None,
+        metavar="DIR",
+        help="with --roadtest-replay: write each trace's outcome to DIR (for `roadtest replay`)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -159,6 +178,7 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             workdir,
             cpu=cpu,
             time_travel=not config.getoption("--roadtest-no-time-travel"),
+            hooks=_device_hooks(config, kernel.release),
         )
         session.start()
     except RoadtestError as err:
@@ -167,6 +187,23 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
         yield session
     finally:
         session.stop()
+
+
+def _device_hooks(config: pytest.Config, kernel_release: str) -> DeviceHooks | None:
+    record = config.getoption("--roadtest-record")
+    replay = config.getoption("--roadtest-replay")
+    if record and replay:
+        raise RoadtestError("--roadtest-record and --roadtest-replay cannot be used together")
+    if record:
+        from roadtest.recorder.recording import RecordingHooks
+
+        return RecordingHooks(Path(record), kernel_release)
+    if replay:
+        from roadtest.replayer.player import ReplayHooks
+
+        results = config.getoption("--roadtest-replay-results")
+        return ReplayHooks(Path(replay), Path(results) if results else None)
+    return None
 
 
 @pytest.fixture
@@ -179,9 +216,12 @@ def guest(
     test_log = TestLog(session, guest.console.mark(), len(_backend_log.records))
     request.node.stash[_KEY_LOG] = test_log
     errors_before = len(session.backend.errors)
+    problems_before = len(session.problems)
+    session.test_id = request.node.nodeid
     guest.agent.kmsg(f"roadtest: start {request.node.nodeid}")
     yield session
     session.detach_all()
+    session.test_id = ""
     if guest.alive:
         guest.agent.kmsg(f"roadtest: end {request.node.nodeid}")
     if request.node.stash.get(_CALL_FAILED, False):
@@ -191,6 +231,9 @@ def guest(
         pytest.fail(
             "a model raised while serving the driver:\n" + "\n".join(str(e) for e in model_errors)
         )
+    problems = session.problems[problems_before:]
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
     trouble = guest.console.trouble(test_log.console_mark)
     if trouble or not guest.alive:
         pytest.fail("the guest kernel reported trouble:\n" + "\n".join(trouble or ["guest died"]))

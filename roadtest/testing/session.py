@@ -26,6 +26,7 @@ from roadtest.models.base import I2CModel
 from roadtest.testing import devicetree
 from roadtest.testing.devices import Device, I2CDevice, Layout, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
+from roadtest.testing.hooks import DeviceHooks, LiveHooks
 from roadtest.testing.modules import ModuleIndex
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class RoadtestSession:
         workdir: Path,
         cpu: int | None = 0,
         time_travel: bool = True,
+        hooks: DeviceHooks | None = None,
     ) -> None:
         self.kernel = kernel
         self.workdir = workdir
@@ -96,6 +98,9 @@ class RoadtestSession:
         self.boots = 0
         self.i2c_bus_number = -1
         self.active: list[Bound] = []
+        self.hooks: DeviceHooks = hooks if hooks is not None else LiveHooks()
+        self.test_id = ""  # the running test's node id, set by the plugin
+        self.problems: list[str] = []  # the hooks' verdicts on detached devices
         self.dtb = devicetree.build(
             self.layout.fragments(),
             kernel.source_dir,
@@ -184,7 +189,6 @@ class RoadtestSession:
         else:
             assert place.addr is not None
             model = model if model is not None else device.model()
-            self.backend.i2c.attach(place.addr, model)
             for gpio_name, line in lines.items():
                 setattr(model, gpio_name, line)
             name = f"{self.i2c_bus_number}-{place.addr:04x}"
@@ -199,6 +203,7 @@ class RoadtestSession:
                 name=name,
                 path=self.path(f"/sys/bus/i2c/devices/{name}"),
             )
+            self.backend.i2c.attach(place.addr, self.hooks.attached(self.test_id, bound))
         self.active.append(bound)
         return bound
 
@@ -211,12 +216,15 @@ class RoadtestSession:
                 pass  # the guest died under us; the next test gets a new one
         if isinstance(bound, BoundDevice):
             self.backend.i2c.detach(bound.addr)
+            self.problems += self.hooks.detached(bound)
         if bound in self.active:
             self.active.remove(bound)
 
     def bind(self, bound: Bound) -> None:
         compatible = bound.device.compatible
         self.load_driver(compatible)
+        if isinstance(bound, BoundDevice):
+            self.hooks.marker(bound, "bind", bound.name)
         agent = self.ensure_guest().agent
         # drivers_probe binds the matching driver even though autoprobe is off.
         agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
@@ -228,6 +236,8 @@ class RoadtestSession:
         bound.bound = True
 
     def unbind(self, bound: Bound) -> None:
+        if isinstance(bound, BoundDevice):
+            self.hooks.marker(bound, "unbind", bound.name)
         agent = self.ensure_guest().agent
         if agent.exists(str(bound.driver_path)):
             agent.write_file(str(bound.driver_path / "unbind"), bound.name)
