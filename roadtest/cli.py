@@ -30,13 +30,19 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    return run_pytest(list(args.pytest_args))
+
+
+def run_pytest(pytest_args: list[str]) -> int:
+    """pytest on driver tests (default: tests/drivers), with the kernel built first."""
     import pytest
 
     from roadtest.kernel import ensure_kernel
 
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
     ensure_kernel(_repo_root())
-    pytest_args = list(args.pytest_args) or [str(_repo_root() / "tests" / "drivers")]
+    if not any(not a.startswith("-") for a in pytest_args):
+        pytest_args = [*pytest_args, str(_repo_root() / "tests" / "drivers")]
     # Hypothesis' pytest plugin imports all of Hypothesis up front: ~0.9 s of every run here.
     # @given tests work without it; ROADTEST_HYPOTHESIS_PLUGIN=1 keeps it (for its options).
     if os.environ.get("ROADTEST_HYPOTHESIS_PLUGIN") != "1":
@@ -46,6 +52,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not wants_xdist and not os.environ.get("PYTEST_ADDOPTS"):
         pytest_args = ["-p", "no:xdist", *pytest_args]
     return int(pytest.main(pytest_args))
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from roadtest.recorder.record_command import record
+
+    return record(list(args.pytest_args), Path(args.out), run_pytest)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from roadtest.replayer.replay_command import replay
+
+    return replay(Path(args.golden), list(args.selection), _repo_root(), run_pytest)
 
 
 _TRACE_CONTEXT = 3  # events shown before and after the first difference
@@ -174,6 +192,26 @@ def parser() -> argparse.ArgumentParser:
         "pytest_args", nargs=argparse.REMAINDER, help="pytest arguments, e.g. -k opt3001 -n 2"
     )
     run.set_defaults(func=cmd_run)
+    record = sub.add_parser(
+        "record",
+        help="run tests with live models and write their traces (default: into traces/)",
+        description="Run tests with live models, recording every I2C transfer, GPIO request "
+        "and interrupt of each device into DIR/<chip>/<test>.rtrace. The traces replace the "
+        "old ones only if every test passed. Other arguments go to pytest.",
+    )
+    record.add_argument("--out", default=str(_repo_root() / "traces"), metavar="DIR")
+    record.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments")
+    record.set_defaults(func=cmd_record)
+    replay = sub.add_parser(
+        "replay",
+        help="run the tests of golden traces with the traces in place of the models",
+        description="Run the test of every trace under --golden DIR (or those of SELECTION) "
+        "with a player of the trace in place of the device's model: the driver's I/O must be "
+        "the recorded sequence. Exit status 1 on any divergence.",
+    )
+    replay.add_argument("--golden", required=True, metavar="DIR")
+    replay.add_argument("selection", nargs="*", help="test files or node ids to replay")
+    replay.set_defaults(func=cmd_replay)
     trace = sub.add_parser(
         "trace",
         help="show or compare recorded traces (*.rtrace)",
@@ -204,11 +242,31 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], str]:
+    """Remove `name VALUE` / `name=VALUE` from args that otherwise all go to pytest."""
+    rest: list[str] = []
+    value = default
+    it = iter(args)
+    for arg in it:
+        if arg == name:
+            value = next(it, "")
+            if not value:
+                raise RoadtestError(f"{name} needs a value")
+        elif arg.startswith(name + "="):
+            value = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return rest, value
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
         # Everything after `run` is pytest's, options first included (argparse would eat them).
         args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
+    elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
+        rest, out = _take_option(argv[1:], "--out", str(_repo_root() / "traces"))
+        args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
     else:
         args = parser().parse_args(argv)
     try:

@@ -1,0 +1,1 @@
+"""Replay: golden traces stand in for models, and the driver's I/O is checked against them."""

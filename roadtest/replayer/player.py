@@ -1,0 +1,294 @@
+"""The trace player: answers a device's transfers from its golden trace.
+
+Each transfer the driver makes must be the trace's next one, message by
+message (direction, length, bytes written). A match gets the recorded
+response; the first mismatch fails that transfer (the bus NACKs it, so the
+driver sees an I/O error), fails the test with a register-level report, and
+every later transfer fails too. Transfers the trace expects but the driver
+never made fail the test when the device is detached.
+
+Interrupts recorded after transfer k are raised again right after the
+driver's transfer k; those recorded before any transfer, when the device is
+bound. The driver's GPIO requests are compared in order among themselves.
+
+The test's own model still sees every write the driver makes (reads are
+answered by the trace alone), so assertions on its write log and state hold;
+what the test sets on it no longer changes the answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from roadtest.errors import RoadtestError
+from roadtest.models.base import I2CModel, ModelError
+from roadtest.recorder.decode import Decoder
+from roadtest.recorder.format import Header, read_trace
+from roadtest.recorder.recording import FLAG_M_RD, chip_name, trace_name
+
+if TYPE_CHECKING:
+    from roadtest.backend.gpio import GpioLine
+    from roadtest.testing.session import BoundDevice
+
+CONTEXT = 5  # events shown before a divergence
+
+
+@dataclass
+class TraceResult:
+    """How one trace's replay went, for `roadtest replay`'s summary."""
+
+    path: str
+    test: str
+    transfers: int
+    consumed: int = 0
+    failure: str = ""  # one line; empty when the replay matched
+
+    def to_map(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "test": self.test,
+            "transfers": self.transfers,
+            "consumed": self.consumed,
+            "failure": self.failure,
+        }
+
+
+@dataclass
+class _Actual:
+    msgs: list[dict[str, Any]] = field(default_factory=list)
+
+
+class TracePlayer(I2CModel):
+    def __init__(
+        self,
+        path: Path,
+        header: Header,
+        events: list[dict[str, Any]],
+        shadow: I2CModel | None,
+        lines: dict[str, GpioLine],
+    ) -> None:
+        self.path = path
+        self.header = header
+        self.events = events
+        self.shadow = shadow
+        self.lines = {line.index: line for line in lines.values()}
+        self.decoder = Decoder(header)
+        self.transfers = [e for e in events if e["kind"] == "i2c"]
+        self.expected_gpio = [
+            (e["line"], e["op"], e["value"]) for e in events if e["kind"] == "gpio"
+        ]
+        self.actual_gpio: list[tuple[int, str, int]] = []
+        self.pos = 0  # index into events: the next one not yet played
+        self.consumed = 0  # transfers matched
+        self.failure = ""  # the full report
+        self.summary = ""  # its one-line form
+        self._lock = threading.Lock()
+        self._actual = _Actual()
+        self._expected: dict[str, Any] | None = None
+
+    # Interrupts and the position in the trace
+
+    def _raise_pending(self) -> None:
+        """Play the events up to the next transfer: re-raise interrupts, skip the rest."""
+        while self.pos < len(self.events) and self.events[self.pos]["kind"] != "i2c":
+            event = self.events[self.pos]
+            self.pos += 1
+            if event["kind"] == "irq":
+                line = self.lines.get(event["line"])
+                if line is not None:
+                    line.set(bool(event["level"]))
+
+    def bound(self) -> None:
+        with self._lock:
+            if self.pos == 0:
+                self._raise_pending()
+
+    def observe_gpio(self, line: GpioLine, op: str, value: int, status: int) -> None:
+        if op != "input":
+            self.actual_gpio.append((line.index, op, value))
+
+    # The bus side
+
+    def _diverge(self, why: str) -> ModelError:
+        if self.failure:
+            return ModelError(f"replay of {self.path} stopped at its divergence")
+        index = self.pos
+        before = self.events[max(0, index - CONTEXT) : index]
+        self.summary = (
+            f"diverged at event {index} (transfer {self.consumed + 1} of "
+            f"{len(self.transfers)}): {why}"
+        )
+        lines = [f"replay of {self.path}: the driver {self.summary}"]
+        if before:
+            lines.append("  events before it:")
+            lines += [f"    #{e['seq']} {self.decoder.describe(e)}" for e in before]
+        self.failure = "\n".join(lines)
+        return ModelError(self.failure)
+
+    def _actual_event(self) -> dict[str, Any]:
+        msgs = [dict(m) for m in self._actual.msgs]
+        for m in msgs[:-1]:
+            m["flags"] |= 1
+        return {"seq": -1, "t": 0, "kind": "i2c", "msgs": msgs}
+
+    def _check(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Match the driver's next message against the trace; returns the recorded one."""
+        if self.failure:
+            raise ModelError(f"replay of {self.path} stopped at its divergence")
+        self._actual.msgs.append(msg)
+        expected = self._expected
+        index = len(self._actual.msgs) - 1
+        if expected is None:
+            raise self._diverge(
+                f"{self.decoder.describe(self._actual_event())}: the trace has no more transfers"
+            )
+        recorded = expected["msgs"]
+        if index >= len(recorded):
+            raise self._diverge(
+                self.decoder.describe_expected_actual(expected, self._actual_event())
+            )
+        want = recorded[index]
+        same_kind = (want["flags"] & FLAG_M_RD) == (msg["flags"] & FLAG_M_RD)
+        if (
+            not same_kind
+            or want["len"] != msg["len"]
+            or (not msg["flags"] & FLAG_M_RD and want["data"] != msg["data"])
+        ):
+            actual = self._actual_event()
+            # Show the whole recorded transfer against what the driver sent so far.
+            raise self._diverge(self.decoder.describe_expected_actual(expected, actual))
+        return dict(want)
+
+    def start_transfer(self) -> None:
+        with self._lock:
+            self._actual = _Actual()
+            self._raise_pending()
+            self._expected = self.events[self.pos] if self.pos < len(self.events) else None
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            want = self._check({"flags": 0, "len": len(data), "data": bytes(data), "status": 0})
+        if want["status"]:
+            raise ModelError(f"replay: the recorded device NACKed this write ({self.path})")
+        if self.shadow is not None:
+            self.shadow.write(data)
+
+    def read(self, length: int) -> bytes:
+        with self._lock:
+            want = self._check({"flags": FLAG_M_RD, "len": length, "data": b"", "status": 0})
+        if want["status"]:
+            raise ModelError(f"replay: the recorded device NACKed this read ({self.path})")
+        data: bytes = want["data"]
+        return data
+
+    def end_transfer(self) -> None:
+        with self._lock:
+            expected = self._expected
+            self._expected = None
+            if self.failure or expected is None:
+                return
+            if len(self._actual.msgs) != len(expected["msgs"]):
+                self._diverge(self.decoder.describe_expected_actual(expected, self._actual_event()))
+                return
+            self.pos += 1
+            self.consumed += 1
+            self._raise_pending()
+
+    # The verdict
+
+    def finish(self) -> str:
+        with self._lock:
+            if self.failure:
+                return self.failure
+            if self.consumed < len(self.transfers):
+                nxt = self.transfers[self.consumed]
+                self.summary = (
+                    f"the driver stopped after transfer {self.consumed} of "
+                    f"{len(self.transfers)}; next expected: #{nxt['seq']} "
+                    f"{self.decoder.describe(nxt)}"
+                )
+            elif self.actual_gpio != self.expected_gpio:
+                self.summary = (
+                    "the driver's GPIO requests differ from the trace: "
+                    f"expected {self.expected_gpio}, got {self.actual_gpio}"
+                )
+            else:
+                return ""
+            self.failure = f"replay of {self.path}: {self.summary}"
+            return self.failure
+
+
+class ReplayError(RoadtestError):
+    pass
+
+
+def golden_traces(golden: Path) -> dict[tuple[str, str], Path]:
+    """(test id, device origin) -> trace, for every trace under `golden`."""
+    found: dict[tuple[str, str], Path] = {}
+    paths = sorted(golden.rglob("*.rtrace")) if golden.is_dir() else []
+    for path in paths:
+        header, events = read_trace(path)
+        for _ in events:  # validate the whole file up front: bad input is one clear error
+            pass
+        device = str(header.extra.get("device", ""))
+        found[(header.test, device)] = path
+    return found
+
+
+class ReplayHooks:
+    """Session hooks that put a TracePlayer in place of each device that has a golden trace."""
+
+    def __init__(self, golden: Path, results: Path | None = None) -> None:
+        self.golden = golden
+        self.traces = golden_traces(golden)
+        self.results = results
+        self.players: dict[int, TracePlayer] = {}
+        self.outcomes: list[TraceResult] = []
+
+    def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
+        path = self.traces.get((test_id, bound.device.origin))
+        if path is None:
+            raise ReplayError(
+                f"no golden trace for {test_id} and {bound.device.origin} under {self.golden} "
+                f"(expected something like {chip_name(bound.device.compatible)}/"
+                f"{trace_name(test_id)}.rtrace): record it with `roadtest record`"
+            )
+        header, events = read_trace(path)
+        player = TracePlayer(path, header, list(events), bound.model, bound.lines)
+        for line in bound.lines.values():
+            line.observers.append(player.observe_gpio)
+        self.players[id(bound)] = player
+        return player
+
+    def marker(self, bound: BoundDevice, what: str, detail: Any) -> None:
+        player = self.players.get(id(bound))
+        if player is not None and what == "bind":
+            player.bound()
+
+    def detached(self, bound: BoundDevice) -> list[str]:
+        player = self.players.pop(id(bound), None)
+        if player is None:
+            return []
+        for line in bound.lines.values():
+            if player.observe_gpio in line.observers:
+                line.observers.remove(player.observe_gpio)
+        failure = player.finish()
+        result = TraceResult(
+            str(player.path),
+            player.header.test,
+            len(player.transfers),
+            player.consumed,
+            player.summary,
+        )
+        self.outcomes.append(result)
+        if self.results is not None:
+            self.results.mkdir(parents=True, exist_ok=True)
+            out = self.results / f"{os.getpid()}.jsonl"
+            with out.open("a") as f:
+                f.write(json.dumps(result.to_map()) + "\n")
+        return [failure] if failure else []

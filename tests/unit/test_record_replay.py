@@ -1,0 +1,199 @@
+"""Recording a device's I/O and replaying it, driven directly (no guest, no backend)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roadtest.backend.gpio import GpioLine, VirtioGpio
+from roadtest.models.base import I2CModel, ModelError
+from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
+from roadtest.recorder.format import Header, load_trace, write_trace_atomic
+from roadtest.recorder.record_command import record
+from roadtest.recorder.recording import RecordingHooks
+from roadtest.replayer.player import ReplayError, ReplayHooks
+from roadtest.testing.devices import I2CDevice
+from roadtest.testing.session import BoundDevice
+
+TEST = "tests/drivers/regulator/test_x.py::test_a[p]"
+
+
+def bound(model: I2CModel, line: GpioLine) -> BoundDevice:
+    device = I2CDevice("ti,tps62864", TPS6286x, "", origin="test_x.DEV")
+    return BoundDevice(
+        session=None,  # type: ignore[arg-type]
+        bus="i2c",
+        device=device,
+        model=model,
+        addr=0x48,
+        gpios={"irq": line.index},
+        lines={"irq": line},
+        name="0-0048",
+        path=None,  # type: ignore[arg-type]
+    )
+
+
+def transfer(bus: I2CModel, *msgs: bytes | int) -> list[bytes]:
+    """One transfer: bytes are writes, ints are read lengths; returns what was read.
+
+    It runs on another thread, as the backend's does: what the model sets on
+    itself while serving it is not the test injecting values."""
+    out: list[bytes] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        bus.start_transfer()
+        try:
+            for msg in msgs:
+                if isinstance(msg, int):
+                    out.append(bus.read(msg))
+                else:
+                    bus.write(msg)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            bus.end_transfer()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return out
+
+
+def driver(bus: I2CModel, vout: int = 0x50) -> None:
+    """What a driver does: read VOUT1, set it, enable."""
+    assert transfer(bus, bytes([REG_VOUT1]), 1) == [b"\x64"]
+    transfer(bus, bytes([REG_VOUT1, vout]))
+    transfer(bus, bytes([REG_CONTROL, 0x6B]))
+
+
+@pytest.fixture
+def line() -> GpioLine:
+    return VirtioGpio(ngpio=2).line(1)
+
+
+@pytest.fixture
+def golden(tmp_path: Path, line: GpioLine) -> Path:
+    hooks = RecordingHooks(tmp_path / "traces", "6.12.0-test")
+    model = TPS6286x()
+    dev = bound(model, line)
+    bus = hooks.attached(TEST, dev)
+    hooks.marker(dev, "bind", dev.name)
+    driver(bus)
+    model.status = 0x04  # the test injects a value
+    line.set(True)  # the model raises (and here releases) its interrupt
+    assert hooks.detached(dev) == []
+    return tmp_path / "traces"
+
+
+def test_record_writes_one_trace_per_test_and_device(golden: Path) -> None:
+    (path,) = golden.rglob("*.rtrace")
+    assert path == golden / "tps62864" / "test_a-p.rtrace"
+    header, events = load_trace(path)
+    assert header.test == TEST and header.model == "roadtest.models.tps6286x:TPS6286x"
+    assert header.regbytes == 1 and header.extra["device"] == "test_x.DEV"
+    kinds = [e["kind"] for e in events]
+    assert kinds == ["marker", "i2c", "i2c", "i2c", "marker", "irq"]
+    first = events[1]["msgs"]
+    assert [(m["flags"], m["data"], m["status"]) for m in first] == [
+        (1, bytes([REG_VOUT1]), 0),  # FAIL_NEXT: joined with the read
+        (2, b"\x64", 0),
+    ]
+    assert events[4]["detail"] == {"attr": "status", "value": 4}
+    assert events[5]["level"] == 1
+
+
+def test_replay_of_the_same_driver_matches(golden: Path, line: GpioLine) -> None:
+    hooks = ReplayHooks(golden)
+    model = TPS6286x()
+    dev = bound(model, line)
+    player = hooks.attached(TEST, dev)
+    hooks.marker(dev, "bind", dev.name)
+    driver(player)
+    assert hooks.detached(dev) == []
+    # The test's model saw the writes, so its write log and state still hold.
+    model.assert_reg_write_once(REG_VOUT1, 0x50)
+    assert line.input is True  # the recorded interrupt was raised again after transfer 3
+
+
+def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioLine) -> None:
+    hooks = ReplayHooks(golden)
+    dev = bound(TPS6286x(), line)
+    player = hooks.attached(TEST, dev)
+    with pytest.raises(ModelError, match=r"write VOUT1\(0x01\) = 0x51, expected 0x50"):
+        driver(player, vout=0x51)
+    (failure,) = hooks.detached(dev)
+    assert "diverged at event 2 (transfer 2 of 3)" in failure
+    assert "read VOUT1(0x01) -> 0x64" in failure  # the events before it
+    assert hooks.outcomes[0].consumed == 1
+
+
+def test_a_driver_that_stops_early_fails(golden: Path, line: GpioLine) -> None:
+    hooks = ReplayHooks(golden)
+    dev = bound(TPS6286x(), line)
+    player = hooks.attached(TEST, dev)
+    transfer(player, bytes([REG_VOUT1]), 1)
+    (failure,) = hooks.detached(dev)
+    assert "stopped after transfer 1 of 3" in failure
+    assert "write VOUT1(0x01) = 0x50" in failure
+
+
+def test_a_recorded_nack_is_replayed(tmp_path: Path, line: GpioLine) -> None:
+    class Refusing(TPS6286x):
+        def reg_read(self, addr: int) -> int:
+            raise ModelError("no")
+
+    hooks = RecordingHooks(tmp_path, "k")
+    dev = bound(Refusing(), line)
+    bus = hooks.attached(TEST, dev)
+    with pytest.raises(ModelError):
+        transfer(bus, bytes([REG_CONTROL]), 1)
+    hooks.detached(dev)
+    replay = ReplayHooks(tmp_path)
+    dev = bound(TPS6286x(), line)
+    player = replay.attached(TEST, dev)
+    with pytest.raises(ModelError, match="NACKed"):
+        transfer(player, bytes([REG_CONTROL]), 1)
+    assert replay.detached(dev) == []
+
+
+def test_a_device_without_a_golden_trace_is_one_clear_error(golden: Path, line: GpioLine) -> None:
+    hooks = ReplayHooks(golden)
+    with pytest.raises(ReplayError, match=r"no golden trace for .*test_b .*roadtest record"):
+        hooks.attached("tests/drivers/regulator/test_x.py::test_b", bound(TPS6286x(), line))
+
+
+def fake_run(staging_trace: bytes | None, status: int) -> Any:
+    def run(args: list[str]) -> int:
+        (option,) = [a for a in args if a.startswith("--roadtest-record=")]
+        staging = Path(option.split("=", 1)[1])
+        if staging_trace is not None:
+            (staging / "tps62864").mkdir(parents=True)
+            (staging / "tps62864" / "test_a.rtrace").write_bytes(staging_trace)
+        return status
+
+    return run
+
+
+def test_record_replaces_golden_traces_only_after_a_passing_run(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+    (out / "tps62864").mkdir(parents=True)
+    old = out / "tps62864" / "test_a.rtrace"
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864")
+    write_trace_atomic(old, header, [])
+    before = old.read_bytes()
+
+    assert record([], out, fake_run(b"new", status=1)) == 1
+    assert old.read_bytes() == before
+    with pytest.raises(KeyboardInterrupt):
+        record([], out, lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert old.read_bytes() == before
+    assert [p.name for p in out.iterdir()] == ["tps62864"]  # no staging left behind
+
+    assert record([], out, fake_run(b"new", status=0)) == 0
+    assert old.read_bytes() == b"new"
