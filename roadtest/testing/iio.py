@@ -1,0 +1,457 @@
+"""The IIO userspace ABI (events and buffers) from the host, through the guest agent.
+
+Every open, ioctl, poll and read here happens inside the guest, on file
+descriptors the agent holds; the host only sees bytes. Numbers and layouts
+come from the 6.12 tree's UAPI headers: include/uapi/linux/iio/types.h,
+include/uapi/linux/iio/events.h, include/uapi/linux/iio/buffer.h and the
+IIO_EVENT_CODE() layout in include/linux/iio/events.h.
+
+Reads never block the agent. A blocking read(2) of an event or buffer fd with
+nothing to read would hang the agent until the host's call timeout, break the
+channel and cost a guest; so each read first polls the fd in the guest and
+fails with `TimeoutError` when nothing arrived. The deadline is host time: the
+guest runs with time-travel, so its clock jumps over idle waits (a guest
+poll timeout can expire "at once" while the interrupt thread still waits on
+the backend), and a guest-time timeout would say nothing about how long the
+driver really had. The polls are therefore short slices in a host-timed loop.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import select
+import struct
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, ClassVar, Final, TypeVar
+
+from roadtest.guest.client import AgentClient
+from roadtest.testing.guestpath import GuestPath
+
+# ioctl numbers, computed as <asm-generic/ioctl.h> does (x86 and UML use the generic layout)
+
+_IOC_NRBITS: Final = 8
+_IOC_TYPEBITS: Final = 8
+_IOC_SIZEBITS: Final = 14
+_IOC_NRSHIFT: Final = 0
+_IOC_TYPESHIFT: Final = _IOC_NRSHIFT + _IOC_NRBITS
+_IOC_SIZESHIFT: Final = _IOC_TYPESHIFT + _IOC_TYPEBITS
+_IOC_DIRSHIFT: Final = _IOC_SIZESHIFT + _IOC_SIZEBITS
+_IOC_WRITE: Final = 1
+_IOC_READ: Final = 2
+
+
+def _ioc(direction: int, type_: str, nr: int, size: int) -> int:
+    if not 0 <= size < 1 << _IOC_SIZEBITS:
+        raise ValueError(f"ioctl argument size {size} does not fit in {_IOC_SIZEBITS} bits")
+    return (
+        direction << _IOC_DIRSHIFT
+        | size << _IOC_SIZESHIFT
+        | ord(type_) << _IOC_TYPESHIFT
+        | nr << _IOC_NRSHIFT
+    )
+
+
+def _IOR(type_: str, nr: int, size: int) -> int:  # noqa: N802 (the kernel's name)
+    """The kernel's _IOR(type, nr, T) with `size` = sizeof(T): the kernel writes the argument."""
+    return _ioc(_IOC_READ, type_, nr, size)
+
+
+def _IOWR(type_: str, nr: int, size: int) -> int:  # noqa: N802
+    """The kernel's _IOWR(type, nr, T): the argument goes in and comes back out."""
+    return _ioc(_IOC_READ | _IOC_WRITE, type_, nr, size)
+
+
+_INT: Final = struct.Struct("=i")  # the ioctls' `int` argument
+
+#: include/uapi/linux/iio/events.h: _IOR('i', 0x90, int) == 0x80046990
+IIO_GET_EVENT_FD_IOCTL: Final = _IOR("i", 0x90, _INT.size)
+#: include/uapi/linux/iio/buffer.h: _IOWR('i', 0x91, int) == 0xC0046991
+IIO_BUFFER_GET_FD_IOCTL: Final = _IOWR("i", 0x91, _INT.size)
+
+
+class IIOChanType(enum.IntEnum):
+    """enum iio_chan_type, include/uapi/linux/iio/types.h (6.12); the kernel's names."""
+
+    IIO_VOLTAGE = 0
+    IIO_CURRENT = 1
+    IIO_POWER = 2
+    IIO_ACCEL = 3
+    IIO_ANGL_VEL = 4
+    IIO_MAGN = 5
+    IIO_LIGHT = 6
+    IIO_INTENSITY = 7
+    IIO_PROXIMITY = 8
+    IIO_TEMP = 9
+    IIO_INCLI = 10
+    IIO_ROT = 11
+    IIO_ANGL = 12
+    IIO_TIMESTAMP = 13
+    IIO_CAPACITANCE = 14
+    IIO_ALTVOLTAGE = 15
+    IIO_CCT = 16
+    IIO_PRESSURE = 17
+    IIO_HUMIDITYRELATIVE = 18
+    IIO_ACTIVITY = 19
+    IIO_STEPS = 20
+    IIO_ENERGY = 21
+    IIO_DISTANCE = 22
+    IIO_VELOCITY = 23
+    IIO_CONCENTRATION = 24
+    IIO_RESISTANCE = 25
+    IIO_PH = 26
+    IIO_UVINDEX = 27
+    IIO_ELECTRICALCONDUCTIVITY = 28
+    IIO_COUNT = 29
+    IIO_INDEX = 30
+    IIO_GRAVITY = 31
+    IIO_POSITIONRELATIVE = 32
+    IIO_PHASE = 33
+    IIO_MASSCONCENTRATION = 34
+    IIO_DELTA_ANGL = 35
+    IIO_DELTA_VELOCITY = 36
+    IIO_COLORTEMP = 37
+    IIO_CHROMATICITY = 38
+
+
+class IIOModifier(enum.IntEnum):
+    """enum iio_modifier, include/uapi/linux/iio/types.h (6.12)."""
+
+    IIO_NO_MOD = 0
+    IIO_MOD_X = 1
+    IIO_MOD_Y = 2
+    IIO_MOD_Z = 3
+    IIO_MOD_X_AND_Y = 4
+    IIO_MOD_X_AND_Z = 5
+    IIO_MOD_Y_AND_Z = 6
+    IIO_MOD_X_AND_Y_AND_Z = 7
+    IIO_MOD_X_OR_Y = 8
+    IIO_MOD_X_OR_Z = 9
+    IIO_MOD_Y_OR_Z = 10
+    IIO_MOD_X_OR_Y_OR_Z = 11
+    IIO_MOD_LIGHT_BOTH = 12
+    IIO_MOD_LIGHT_IR = 13
+    IIO_MOD_ROOT_SUM_SQUARED_X_Y = 14
+    IIO_MOD_SUM_SQUARED_X_Y_Z = 15
+    IIO_MOD_LIGHT_CLEAR = 16
+    IIO_MOD_LIGHT_RED = 17
+    IIO_MOD_LIGHT_GREEN = 18
+    IIO_MOD_LIGHT_BLUE = 19
+    IIO_MOD_QUATERNION = 20
+    IIO_MOD_TEMP_AMBIENT = 21
+    IIO_MOD_TEMP_OBJECT = 22
+    IIO_MOD_NORTH_MAGN = 23
+    IIO_MOD_NORTH_TRUE = 24
+    IIO_MOD_NORTH_MAGN_TILT_COMP = 25
+    IIO_MOD_NORTH_TRUE_TILT_COMP = 26
+    IIO_MOD_RUNNING = 27
+    IIO_MOD_JOGGING = 28
+    IIO_MOD_WALKING = 29
+    IIO_MOD_STILL = 30
+    IIO_MOD_ROOT_SUM_SQUARED_X_Y_Z = 31
+    IIO_MOD_I = 32
+    IIO_MOD_Q = 33
+    IIO_MOD_CO2 = 34
+    IIO_MOD_VOC = 35
+    IIO_MOD_LIGHT_UV = 36
+    IIO_MOD_LIGHT_DUV = 37
+    IIO_MOD_PM1 = 38
+    IIO_MOD_PM2P5 = 39
+    IIO_MOD_PM4 = 40
+    IIO_MOD_PM10 = 41
+    IIO_MOD_ETHANOL = 42
+    IIO_MOD_H2 = 43
+    IIO_MOD_O2 = 44
+    IIO_MOD_LINEAR_X = 45
+    IIO_MOD_LINEAR_Y = 46
+    IIO_MOD_LINEAR_Z = 47
+    IIO_MOD_PITCH = 48
+    IIO_MOD_YAW = 49
+    IIO_MOD_ROLL = 50
+    IIO_MOD_LIGHT_UVA = 51
+    IIO_MOD_LIGHT_UVB = 52
+
+
+class IIOEventType(enum.IntEnum):
+    """enum iio_event_type, include/uapi/linux/iio/types.h (6.12)."""
+
+    IIO_EV_TYPE_THRESH = 0
+    IIO_EV_TYPE_MAG = 1
+    IIO_EV_TYPE_ROC = 2
+    IIO_EV_TYPE_THRESH_ADAPTIVE = 3
+    IIO_EV_TYPE_MAG_ADAPTIVE = 4
+    IIO_EV_TYPE_CHANGE = 5
+    IIO_EV_TYPE_MAG_REFERENCED = 6
+    IIO_EV_TYPE_GESTURE = 7
+
+
+class IIOEventDirection(enum.IntEnum):
+    """enum iio_event_direction, include/uapi/linux/iio/types.h (6.12)."""
+
+    IIO_EV_DIR_EITHER = 0
+    IIO_EV_DIR_RISING = 1
+    IIO_EV_DIR_FALLING = 2
+    IIO_EV_DIR_NONE = 3
+    IIO_EV_DIR_SINGLETAP = 4
+    IIO_EV_DIR_DOUBLETAP = 5
+
+
+_E = TypeVar("_E", bound=enum.IntEnum)
+
+
+def _enum_or_int(cls: type[_E], value: int) -> _E | int:
+    """A newer kernel may send a value this table lacks: keep the number rather than fail."""
+    try:
+        return cls(value)
+    except ValueError:
+        return value
+
+
+def _s16(value: int) -> int:
+    value &= 0xFFFF
+    return value - 0x10000 if value & 0x8000 else value
+
+
+def iio_event_code(
+    chan_type: int,
+    chan: int,
+    event_type: int,
+    direction: int,
+    modifier: int = 0,
+    diff: bool = False,
+    chan2: int = 0,
+) -> int:
+    """IIO_EVENT_CODE() of include/linux/iio/events.h: the 64-bit id the kernel sends.
+
+    For a differential channel `chan` is the first channel (chan1) and `chan2`
+    the second; IIO_UNMOD_EVENT_CODE(type, n, ev, dir) is
+    `iio_event_code(type, n, ev, dir)`.
+    """
+    return (
+        (event_type & 0xFF) << 56
+        | int(diff) << 55
+        | (direction & 0x7F) << 48
+        | (modifier & 0xFF) << 40
+        | (chan_type & 0xFF) << 32
+        | (chan2 & 0xFFFF) << 16
+        | (chan & 0xFFFF)
+    )
+
+
+_EVENT_DATA: Final = struct.Struct("=Qq")  # struct iio_event_data {__u64 id; __s64 timestamp;}
+
+
+@dataclass(frozen=True)
+class IIOEvent:
+    """One struct iio_event_data, with the id decoded like IIO_EVENT_CODE_EXTRACT_*()."""
+
+    id: int
+    timestamp: int
+
+    SIZE: ClassVar[int] = _EVENT_DATA.size
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> IIOEvent:
+        if len(data) != _EVENT_DATA.size:
+            raise ValueError(
+                f"an IIO event is {_EVENT_DATA.size} bytes, got {len(data)}: {data.hex()}"
+            )
+        event_id, timestamp = _EVENT_DATA.unpack(data)
+        return cls(event_id, timestamp)
+
+    @property
+    def event_type(self) -> IIOEventType | int:
+        """IIO_EVENT_CODE_EXTRACT_TYPE: bits 56-63."""
+        return _enum_or_int(IIOEventType, (self.id >> 56) & 0xFF)
+
+    @property
+    def differential(self) -> bool:
+        """IIO_EVENT_CODE_EXTRACT_DIFF: bit 55."""
+        return bool((self.id >> 55) & 0x1)
+
+    @property
+    def direction(self) -> IIOEventDirection | int:
+        """IIO_EVENT_CODE_EXTRACT_DIR: bits 48-54."""
+        return _enum_or_int(IIOEventDirection, (self.id >> 48) & 0x7F)
+
+    @property
+    def modifier(self) -> IIOModifier | int:
+        """IIO_EVENT_CODE_EXTRACT_MODIFIER: bits 40-47."""
+        return _enum_or_int(IIOModifier, (self.id >> 40) & 0xFF)
+
+    @property
+    def chan_type(self) -> IIOChanType | int:
+        """IIO_EVENT_CODE_EXTRACT_CHAN_TYPE: bits 32-39."""
+        return _enum_or_int(IIOChanType, (self.id >> 32) & 0xFF)
+
+    @property
+    def channel(self) -> int:
+        """IIO_EVENT_CODE_EXTRACT_CHAN: the low 16 bits, signed (chan1 of a differential pair)."""
+        return _s16(self.id)
+
+    @property
+    def channel2(self) -> int:
+        """IIO_EVENT_CODE_EXTRACT_CHAN2: bits 16-31, signed."""
+        return _s16(self.id >> 16)
+
+    def __str__(self) -> str:
+        def name(v: int) -> str:
+            return v.name if isinstance(v, enum.IntEnum) else str(v)
+
+        diff = f"-{self.channel2}" if self.differential else ""
+        return (
+            f"IIOEvent({name(self.chan_type)}{self.channel}{diff} {name(self.modifier)} "
+            f"{name(self.event_type)} {name(self.direction)} at {self.timestamp} ns)"
+        )
+
+
+# Device nodes and sysfs
+
+
+def devnode(iio_dir: GuestPath) -> GuestPath:
+    """The character device of a sysfs `iio:deviceN` directory: /dev/iio:deviceN."""
+    if not iio_dir.name.startswith("iio:device"):
+        raise ValueError(f"{iio_dir} is not an iio:deviceN directory")
+    return GuestPath(iio_dir.agent, f"/dev/{iio_dir.name}")
+
+
+def device_index(iio_dir: GuestPath) -> int:
+    """N of `iio:deviceN` (the id a driver's "%s-dev%d" trigger name uses)."""
+    return int(iio_dir.name.removeprefix("iio:device"))
+
+
+def triggers(agent: AgentClient) -> dict[str, GuestPath]:
+    """Every registered IIO trigger, by its name, with its /sys/bus/iio/devices/triggerN dir.
+
+    Trigger numbers depend on what registered before (other devices, earlier
+    binds), so tests find a trigger by name rather than assume trigger0.
+    """
+    root = GuestPath(agent, "/sys/bus/iio/devices")
+    found: dict[str, GuestPath] = {}
+    for path in root.glob("trigger*"):
+        found[(path / "name").read_text().rstrip("\n")] = path
+    return found
+
+
+# Waiting in the guest, timed on the host
+
+POLLIN: Final = select.POLLIN
+_POLL_FAILED: Final = select.POLLERR | select.POLLHUP | select.POLLNVAL
+#: One guest poll(2) slice, in guest milliseconds (which time-travel makes cheap).
+POLL_SLICE_MS: Final = 50
+DEFAULT_TIMEOUT: Final = 5.0
+
+
+def wait_readable(agent: AgentClient, fd: int, timeout: float, what: str) -> None:
+    """Poll the guest's `fd` until it is readable; `TimeoutError` after `timeout` host seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for _, revents in agent.poll([(fd, POLLIN)], POLL_SLICE_MS):
+            if revents & POLLIN:
+                return
+            if revents & _POLL_FAILED:
+                raise OSError(f"poll of {what} (guest fd {fd}) failed: revents {revents:#x}")
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"no {what} within {timeout:g} s (host time)")
+
+
+class _IIOFd:
+    """The device node held open and an anonymous fd got from it by ioctl (closed in reverse).
+
+    /dev/iio:deviceN can be open only once at a time (the kernel answers
+    EBUSY to a second open), so an event monitor and a buffer reader of the
+    same device cannot be open together.
+    """
+
+    def __init__(self, node: GuestPath) -> None:
+        self.node = node
+        self.agent = node.agent
+        self.dev_fd: int | None = None
+        self.fd: int | None = None
+
+    def _open(self, request: int, arg: int) -> int:
+        self.dev_fd = self.agent.open(str(self.node), os.O_RDONLY)
+        try:
+            ret, buf = self.agent.ioctl(self.dev_fd, request, _INT.pack(arg))
+            if ret != 0 or buf is None:
+                raise OSError(f"ioctl {request:#x} on {self.node} returned {ret}, buffer {buf!r}")
+            (fd,) = _INT.unpack(buf)
+        except BaseException:
+            self.close()
+            raise
+        self.fd = int(fd)
+        return self.fd
+
+    def _read(self, size: int, timeout: float, what: str) -> bytes:
+        if self.fd is None:
+            raise RuntimeError(f"{type(self).__name__} of {self.node} is not open")
+        wait_readable(self.agent, self.fd, timeout, what)
+        data = self.agent.read(self.fd, size)
+        if len(data) != size:
+            raise OSError(f"read of {what} from {self.node}: {len(data)} bytes, wanted {size}")
+        return data
+
+    def close(self) -> None:
+        fds = [fd for fd in (self.fd, self.dev_fd) if fd is not None]
+        self.fd = self.dev_fd = None
+        for fd in fds:
+            self.agent.close(fd)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class IIOEventMonitor(_IIOFd):
+    """The device's event fd (IIO_GET_EVENT_FD_IOCTL), for reading pushed events.
+
+        with IIOEventMonitor(devnode(iio)) as events:
+            ...  # make the hardware raise its interrupt
+            event = events.read()
+
+    Events queue in the kernel from the moment the monitor is open; one that
+    fired before it was opened is lost, as for any userspace reader.
+    """
+
+    def __enter__(self) -> IIOEventMonitor:
+        self._open(IIO_GET_EVENT_FD_IOCTL, 0)
+        return self
+
+    def read(self, timeout: float = DEFAULT_TIMEOUT) -> IIOEvent:
+        """The next event; `TimeoutError` when none arrives within `timeout` host seconds."""
+        return IIOEvent.from_bytes(self._read(IIOEvent.SIZE, timeout, "IIO event"))
+
+    def pending(self) -> bool:
+        """Whether an event is queued right now (a zero-timeout poll, no waiting)."""
+        if self.fd is None:
+            raise RuntimeError(f"IIOEventMonitor of {self.node} is not open")
+        return any(rev & POLLIN for _, rev in self.agent.poll([(self.fd, POLLIN)], 0))
+
+
+class IIOBuffer(_IIOFd):
+    """One buffer's fd (IIO_BUFFER_GET_FD_IOCTL on /dev/iio:deviceN), for reading scans.
+
+    Enable the buffer (bufferN/enable) after entering: reads return whole
+    scans only (the kernel rounds a read down to bytes_per_datum), so the
+    struct format must describe one scan as the enabled channels lay it out.
+    """
+
+    def __init__(self, node: GuestPath, index: int = 0) -> None:
+        super().__init__(node)
+        self.index = index
+
+    def __enter__(self) -> IIOBuffer:
+        self._open(IIO_BUFFER_GET_FD_IOCTL, self.index)
+        return self
+
+    def read(self, fmt: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, ...]:
+        """One scan unpacked with `fmt` (e.g. "=H" for a lone u16 channel, no timestamp)."""
+        layout = struct.Struct(fmt)
+        data = self._read(layout.size, timeout, f"buffer{self.index} scan")
+        return layout.unpack(data)
