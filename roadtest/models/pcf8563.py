@@ -175,6 +175,7 @@ class PCF8563(SMBusModel):
         self._lock = threading.RLock()
         self.regs = list(RESET)
         self.undefined_bits_read_as_one = False
+        self.reads = 0  # read messages served: lets a test wait for the kernel's own reads
         self._timer_reload = RESET[REG_TIMER]
         self._timer_count = RESET[REG_TIMER]
         self._timer_seconds = 0  # seconds towards the next 1/60 Hz timer tick
@@ -476,6 +477,7 @@ class PCF8563(SMBusModel):
     def read(self, length: int) -> bytes:
         # One read is one access: advance() cannot count between its bytes.
         with self._lock:
+            self.reads += 1
             out = bytearray()
             for _ in range(length):
                 out.append(self.reg_read(self.reg_addr))

@@ -65,7 +65,9 @@ def replay(
             failed += 1
             print(f"  DIVERGED   {path}: {entry['failure']}")
         else:
-            print(f"  ok         {path}: {entry['transfers']} transfers")
+            tolerated = entry["tolerated"]
+            extra = f" ({tolerated} repeated reads tolerated)" if tolerated else ""
+            print(f"  ok         {path}: {entry['transfers']} transfers{extra}")
     print(f"{len(tests) - failed} of {len(tests)} traces replayed without divergence")
     if failed:
         return 1

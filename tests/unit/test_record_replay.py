@@ -115,10 +115,38 @@ def test_replay_of_the_same_driver_matches(golden: Path, line: GpioLine) -> None
     player = hooks.attached(TEST, dev)
     hooks.marker(dev, "bind", dev.name)
     driver(player)
+    line.set(True)  # the test does what it did when recording
     assert hooks.detached(dev) == []
     # The test's model saw the writes, so its write log and state still hold.
     model.assert_reg_write_once(REG_VOUT1, 0x50)
-    assert line.input is True  # the recorded interrupt was raised again after transfer 3
+
+
+def test_an_interrupt_the_test_no_longer_raises_fails_the_replay(
+    golden: Path, line: GpioLine
+) -> None:
+    hooks = ReplayHooks(golden)
+    dev = bound(TPS6286x(), line)
+    driver(hooks.attached(TEST, dev))
+    (failure,) = hooks.detached(dev)
+    assert "interrupt line levels differ" in failure
+
+
+def test_without_a_model_the_player_raises_the_recorded_interrupts(
+    golden: Path, tmp_path: Path, line: GpioLine
+) -> None:
+    (path,) = golden.rglob("*.rtrace")
+    header, events = load_trace(path)
+    header.model = ""  # as a trace imported from hardware
+    write_trace_atomic(path, header, events)
+    hooks = ReplayHooks(golden)
+    model = TPS6286x()
+    dev = bound(model, line)
+    line.set(False)
+    player = hooks.attached(TEST, dev)
+    driver(player)
+    assert line.input is True  # raised again right after transfer 3
+    assert hooks.detached(dev) == []
+    assert model.reg_writes(REG_VOUT1) == []  # no model took part
 
 
 def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioLine) -> None:
@@ -197,3 +225,46 @@ def test_record_replaces_golden_traces_only_after_a_passing_run(tmp_path: Path) 
 
     assert record([], out, fake_run(b"new", status=0)) == 0
     assert old.read_bytes() == b"new"
+
+
+def replay_reads(golden: Path, line: GpioLine, reads: int) -> ReplayHooks:
+    hooks = ReplayHooks(golden)
+    dev = bound(TPS6286x(), line)
+    player = hooks.attached(TEST, dev)
+    for _ in range(reads):
+        assert transfer(player, bytes([REG_VOUT1]), 1) == [b"\x64"]
+    transfer(player, bytes([REG_VOUT1, 0x50]))
+    transfer(player, bytes([REG_CONTROL, 0x6B]))
+    line.set(True)
+    assert hooks.detached(dev) == [], reads
+    return hooks
+
+
+def test_a_read_repeated_more_often_than_recorded_is_tolerated(
+    golden: Path, line: GpioLine
+) -> None:
+    for reads in (1, 2, 3):  # recorded: one read before the write
+        assert replay_reads(golden, line, reads).outcomes[0].tolerated == reads - 1
+
+
+def test_a_recorded_repeat_the_driver_does_not_make_is_tolerated(
+    tmp_path: Path, line: GpioLine
+) -> None:
+    hooks = RecordingHooks(tmp_path, "k")
+    dev = bound(TPS6286x(), line)
+    bus = hooks.attached(TEST, dev)
+    transfer(bus, bytes([REG_VOUT1]), 1)
+    driver(bus)  # a second, identical read
+    line.set(True)
+    hooks.detached(dev)
+    assert replay_reads(tmp_path, line, 1).outcomes[0].tolerated == 1
+
+
+def test_a_repeated_write_is_not_tolerated(golden: Path, line: GpioLine) -> None:
+    hooks = ReplayHooks(golden)
+    dev = bound(TPS6286x(), line)
+    player = hooks.attached(TEST, dev)
+    transfer(player, bytes([REG_VOUT1]), 1)
+    transfer(player, bytes([REG_VOUT1, 0x50]))
+    with pytest.raises(ModelError, match="expected"):
+        transfer(player, bytes([REG_VOUT1, 0x50]))
