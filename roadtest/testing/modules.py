@@ -10,6 +10,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from roadtest.errors import RoadtestError
@@ -46,21 +47,37 @@ def _module_name(path: Path, info: dict[str, list[str]]) -> str:
     return names[0] if names else path.name.removesuffix(".ko").replace("-", "_")
 
 
+def module_info(path: Path) -> ModuleInfo:
+    info = read_modinfo(path)
+    depends = tuple(d for d in ",".join(info.get("depends", [])).split(",") if d)
+    return ModuleInfo(
+        _module_name(path, info),
+        path,
+        tuple(info.get("alias", [])),
+        tuple(d.replace("-", "_") for d in depends),
+        info,
+    )
+
+
 class ModuleIndex:
     def __init__(self, modules_dir: Path) -> None:
         self.modules_dir = modules_dir
         self.by_name: dict[str, ModuleInfo] = {}
         for path in sorted(modules_dir.rglob("*.ko")):
-            info = read_modinfo(path)
-            name = _module_name(path, info)
-            depends = tuple(d for d in ",".join(info.get("depends", [])).split(",") if d)
-            self.by_name[name] = ModuleInfo(
-                name,
-                path,
-                tuple(info.get("alias", [])),
-                tuple(d.replace("-", "_") for d in depends),
-                info,
-            )
+            mod = module_info(path)
+            self.by_name[mod.name] = mod
+
+    def override(self, path: Path) -> ModuleInfo:
+        """Use the module at `path` (built out of tree, say) in place of the kernel's
+        module of the same name, or in addition when the kernel has none."""
+        try:
+            mod = module_info(path)
+        except (OSError, ELFError) as err:
+            raise ModuleError(f"{path}: not a kernel module: {err}") from None
+        if "vermagic" not in mod.fields:
+            raise ModuleError(f"{path}: not a kernel module (no .modinfo vermagic)")
+        self.by_name[mod.name] = mod
+        return mod
 
     def for_modalias(self, modalias: str) -> list[ModuleInfo]:
         return [

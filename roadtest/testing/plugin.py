@@ -98,6 +98,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--roadtest-workdir", default=None, help="where guests keep sockets and logs")
     group.addoption(
+        "--roadtest-module",
+        action="append",
+        default=[],
+        metavar="KO",
+        help="load this module (e.g. a driver built out of tree) in place of the kernel's "
+        "module of the same name; may be repeated",
+    )
+    group.addoption(
         "--roadtest-record",
         default=None,
         metavar="DIR",
@@ -179,6 +187,7 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             cpu=cpu,
             time_travel=not config.getoption("--roadtest-no-time-travel"),
             hooks=_device_hooks(config, kernel.release),
+            module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
         )
         session.start()
     except RoadtestError as err:

@@ -86,11 +86,14 @@ class RoadtestSession:
         cpu: int | None = 0,
         time_travel: bool = True,
         hooks: DeviceHooks | None = None,
+        module_overrides: list[Path] | None = None,
     ) -> None:
         self.kernel = kernel
         self.workdir = workdir
         self.layout = Layout(devices)
         self.modules = ModuleIndex(kernel.modules_dir)
+        for path in module_overrides or []:
+            self.modules.override(path)
         self.backend = Backend(workdir)
         self.cpu = cpu
         self.time_travel = time_travel

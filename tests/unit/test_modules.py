@@ -87,3 +87,29 @@ def test_missing_dependency_is_reported(modules: Path) -> None:
     index = ModuleIndex(modules)
     with pytest.raises(ModuleError, match="broken needs missing_mod"):
         index.load_order(index.for_compatible("acme,broken"))
+
+
+def test_an_override_replaces_the_kernel_module_of_its_name(modules: Path, tmp_path: Path) -> None:
+    index = ModuleIndex(modules)
+    mine = make_ko(
+        tmp_path / "out/opt3001.ko",
+        "alias=of:N*T*Cti,opt3001",
+        "depends=industrialio-buffer",
+        "name=opt3001",
+        "vermagic=6.12.0-roadtest mod_unload",
+    )
+    index.override(mine)
+    order = index.load_order(index.for_compatible("ti,opt3001"))
+    assert [m.path for m in order][-1] == mine
+    assert [m.name for m in order] == ["industrialio", "industrialio_buffer", "opt3001"]
+
+
+def test_an_override_that_is_not_a_module_is_one_clear_error(tmp_path: Path) -> None:
+    index = ModuleIndex(tmp_path)
+    text = tmp_path / "notes.ko"
+    text.write_text("hello")
+    with pytest.raises(ModuleError, match="notes.ko: not a kernel module"):
+        index.override(text)
+    plain = make_ko(tmp_path / "plain.ko", "name=plain")
+    with pytest.raises(ModuleError, match="no .modinfo vermagic"):
+        index.override(plain)
