@@ -8,6 +8,7 @@ packages=(
     device-tree-compiler                                     # dtc, for the guest's devicetree
     linux-source-6.12                                        # the kernel the drivers come from
     python3 python3-venv                                     # the venv (with /usr/bin/python3)
+    trace-cmd                                                # i2c tracing in the guest, imported as traces
 )
 
 missing=()
