@@ -1,10 +1,11 @@
 # The README's commands. `make run` sets up and runs the driver suite in UML;
-# `make test` sets up and runs the framework's unit tests, then the driver tests.
+# `make test` sets up and runs lint, the framework's unit tests, the driver tests and
+# their replay against the golden traces.
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
-.PHONY: all setup system venv kernel run test unit drivers lint clean
+.PHONY: all setup system venv kernel run test unit drivers replay traces lint clean
 
 all: run
 
@@ -33,12 +34,20 @@ unit: setup
 drivers: kernel
 	$(VENV)/bin/roadtest run tests/drivers tests/guest
 
+# The driver suite against the golden traces in traces/: the drivers' register I/O
+# must be what was recorded. `make traces` re-records them (after a passing run).
+replay: kernel
+	$(VENV)/bin/roadtest replay --golden traces
+
+traces: kernel
+	$(VENV)/bin/roadtest record tests/drivers
+
 lint: setup
 	$(VENV)/bin/ruff check roadtest tests bench
 	$(VENV)/bin/ruff format --check roadtest tests bench
 	$(VENV)/bin/mypy
 
-test: lint unit drivers
+test: lint unit drivers replay
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -13,6 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def record(pytest_args: list[str], out: Path, run_pytest: Callable[[list[str]], int]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     staging = out / f".record-{os.getpid()}"
@@ -30,7 +37,7 @@ def record(pytest_args: list[str], out: Path, run_pytest: Callable[[list[str]], 
             target = out / trace.relative_to(staging)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(trace, target)
-            print(f"recorded {target}")
+            print(f"recorded {_shown(target)}")
         return 0
     finally:
         shutil.rmtree(staging, ignore_errors=True)
