@@ -20,56 +20,21 @@ from __future__ import annotations
 
 import enum
 import os
-import select
 import struct
-import time
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Final, TypeVar
 
 from roadtest.guest.client import AgentClient
 from roadtest.testing.guestpath import GuestPath
-
-# ioctl numbers, computed as <asm-generic/ioctl.h> does (x86 and UML use the generic layout)
-
-_IOC_NRBITS: Final = 8
-_IOC_TYPEBITS: Final = 8
-_IOC_SIZEBITS: Final = 14
-_IOC_NRSHIFT: Final = 0
-_IOC_TYPESHIFT: Final = _IOC_NRSHIFT + _IOC_NRBITS
-_IOC_SIZESHIFT: Final = _IOC_TYPESHIFT + _IOC_TYPEBITS
-_IOC_DIRSHIFT: Final = _IOC_SIZESHIFT + _IOC_SIZEBITS
-_IOC_WRITE: Final = 1
-_IOC_READ: Final = 2
-
-
-def _ioc(direction: int, type_: str, nr: int, size: int) -> int:
-    if not 0 <= size < 1 << _IOC_SIZEBITS:
-        raise ValueError(f"ioctl argument size {size} does not fit in {_IOC_SIZEBITS} bits")
-    return (
-        direction << _IOC_DIRSHIFT
-        | size << _IOC_SIZESHIFT
-        | ord(type_) << _IOC_TYPESHIFT
-        | nr << _IOC_NRSHIFT
-    )
-
-
-def _IOR(type_: str, nr: int, size: int) -> int:  # noqa: N802 (the kernel's name)
-    """The kernel's _IOR(type, nr, T) with `size` = sizeof(T): the kernel writes the argument."""
-    return _ioc(_IOC_READ, type_, nr, size)
-
-
-def _IOWR(type_: str, nr: int, size: int) -> int:  # noqa: N802
-    """The kernel's _IOWR(type, nr, T): the argument goes in and comes back out."""
-    return _ioc(_IOC_READ | _IOC_WRITE, type_, nr, size)
-
+from roadtest.testing.uapi import IOR, IOWR, POLLIN, wait_readable
 
 _INT: Final = struct.Struct("=i")  # the ioctls' `int` argument
 
 #: include/uapi/linux/iio/events.h: _IOR('i', 0x90, int) == 0x80046990
-IIO_GET_EVENT_FD_IOCTL: Final = _IOR("i", 0x90, _INT.size)
+IIO_GET_EVENT_FD_IOCTL: Final = IOR("i", 0x90, _INT.size)
 #: include/uapi/linux/iio/buffer.h: _IOWR('i', 0x91, int) == 0xC0046991
-IIO_BUFFER_GET_FD_IOCTL: Final = _IOWR("i", 0x91, _INT.size)
+IIO_BUFFER_GET_FD_IOCTL: Final = IOWR("i", 0x91, _INT.size)
 
 
 class IIOChanType(enum.IntEnum):
@@ -337,24 +302,7 @@ def triggers(agent: AgentClient) -> dict[str, GuestPath]:
 
 # Waiting in the guest, timed on the host
 
-POLLIN: Final = select.POLLIN
-_POLL_FAILED: Final = select.POLLERR | select.POLLHUP | select.POLLNVAL
-#: One guest poll(2) slice, in guest milliseconds (which time-travel makes cheap).
-POLL_SLICE_MS: Final = 50
 DEFAULT_TIMEOUT: Final = 5.0
-
-
-def wait_readable(agent: AgentClient, fd: int, timeout: float, what: str) -> None:
-    """Poll the guest's `fd` until it is readable; `TimeoutError` after `timeout` host seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        for _, revents in agent.poll([(fd, POLLIN)], POLL_SLICE_MS):
-            if revents & POLLIN:
-                return
-            if revents & _POLL_FAILED:
-                raise OSError(f"poll of {what} (guest fd {fd}) failed: revents {revents:#x}")
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"no {what} within {timeout:g} s (host time)")
 
 
 class _IIOFd:

@@ -9,49 +9,14 @@ from __future__ import annotations
 
 import datetime
 import os
-import select
 import struct
-import time
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final
 
 from roadtest.guest.client import AgentClient
 from roadtest.testing.guestpath import GuestPath
-
-# include/uapi/asm-generic/ioctl.h (UML/x86_64 uses the generic layout)
-_IOC_NRSHIFT: Final = 0
-_IOC_TYPESHIFT: Final = 8
-_IOC_SIZESHIFT: Final = 16
-_IOC_DIRSHIFT: Final = 30
-_IOC_NONE: Final = 0
-_IOC_WRITE: Final = 1
-_IOC_READ: Final = 2
-_IOC_SIZEMASK: Final = (1 << 14) - 1
-
-
-def _ioc(direction: int, kind: str, nr: int, size: int) -> int:
-    if not 0 <= size <= _IOC_SIZEMASK:
-        raise ValueError(f"ioctl argument size {size} does not fit the 14-bit field")
-    return (
-        direction << _IOC_DIRSHIFT
-        | ord(kind) << _IOC_TYPESHIFT
-        | nr << _IOC_NRSHIFT
-        | size << _IOC_SIZESHIFT
-    )
-
-
-def _io(kind: str, nr: int) -> int:
-    return _ioc(_IOC_NONE, kind, nr, 0)
-
-
-def _ior(kind: str, nr: int, size: int) -> int:
-    return _ioc(_IOC_READ, kind, nr, size)
-
-
-def _iow(kind: str, nr: int, size: int) -> int:
-    return _ioc(_IOC_WRITE, kind, nr, size)
-
+from roadtest.testing.uapi import IO, IOR, IOW, wait_readable
 
 # struct rtc_time: nine ints; struct rtc_wkalrm: two unsigned chars, then the
 # rtc_time at its 4-byte alignment.
@@ -60,20 +25,20 @@ RTC_WKALRM: Final = struct.Struct("<BBxx9i")
 _UINT: Final = struct.Struct("<I")
 _ULONG: Final = struct.Struct("<Q")
 
-RTC_AIE_ON: Final = _io("p", 0x01)
-RTC_AIE_OFF: Final = _io("p", 0x02)
-RTC_UIE_ON: Final = _io("p", 0x03)
-RTC_UIE_OFF: Final = _io("p", 0x04)
-RTC_PIE_ON: Final = _io("p", 0x05)
-RTC_PIE_OFF: Final = _io("p", 0x06)
-RTC_ALM_SET: Final = _iow("p", 0x07, RTC_TIME.size)
-RTC_ALM_READ: Final = _ior("p", 0x08, RTC_TIME.size)
-RTC_RD_TIME: Final = _ior("p", 0x09, RTC_TIME.size)
-RTC_SET_TIME: Final = _iow("p", 0x0A, RTC_TIME.size)
-RTC_WKALM_SET: Final = _iow("p", 0x0F, RTC_WKALRM.size)
-RTC_WKALM_RD: Final = _ior("p", 0x10, RTC_WKALRM.size)
-RTC_VL_READ: Final = _ior("p", 0x13, _UINT.size)
-RTC_VL_CLR: Final = _io("p", 0x14)
+RTC_AIE_ON: Final = IO("p", 0x01)
+RTC_AIE_OFF: Final = IO("p", 0x02)
+RTC_UIE_ON: Final = IO("p", 0x03)
+RTC_UIE_OFF: Final = IO("p", 0x04)
+RTC_PIE_ON: Final = IO("p", 0x05)
+RTC_PIE_OFF: Final = IO("p", 0x06)
+RTC_ALM_SET: Final = IOW("p", 0x07, RTC_TIME.size)
+RTC_ALM_READ: Final = IOR("p", 0x08, RTC_TIME.size)
+RTC_RD_TIME: Final = IOR("p", 0x09, RTC_TIME.size)
+RTC_SET_TIME: Final = IOW("p", 0x0A, RTC_TIME.size)
+RTC_WKALM_SET: Final = IOW("p", 0x0F, RTC_WKALRM.size)
+RTC_WKALM_RD: Final = IOR("p", 0x10, RTC_WKALRM.size)
+RTC_VL_READ: Final = IOR("p", 0x13, _UINT.size)
+RTC_VL_CLR: Final = IO("p", 0x14)
 
 RTC_VL_DATA_INVALID: Final = 1 << 0  # voltage too low, RTC data is invalid
 RTC_VL_BACKUP_LOW: Final = 1 << 1
@@ -260,15 +225,12 @@ class RTC:
         `timeout` seconds of host time have passed (the guest's clock jumps,
         so its own poll timeout says little), and fail with RtcIrqTimeout.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            ready = self.agent.poll([(self.fd, select.POLLIN)], timeout_ms=200)
-            if any(revents & select.POLLIN for _, revents in ready):
-                break
-            if time.monotonic() >= deadline:
-                raise RtcIrqTimeout(
-                    f"{self.node}: no interrupt to read within {timeout:g} s; "
-                    "see the kernel log for the driver's interrupt handling"
-                )
+        try:
+            wait_readable(self.agent, self.fd, timeout, "interrupt")
+        except TimeoutError:
+            raise RtcIrqTimeout(
+                f"{self.node}: no interrupt to read within {timeout:g} s; "
+                "see the kernel log for the driver's interrupt handling"
+            ) from None
         (data,) = _ULONG.unpack(self.agent.read(self.fd, _ULONG.size))
         return int(data)
