@@ -36,10 +36,10 @@ import datetime
 import threading
 from typing import TYPE_CHECKING, Final
 
-from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
 
 if TYPE_CHECKING:
-    from roadtest.backend.gpio import GpioLine
+    pass
 
 REG_CONTROL_STATUS_1: Final = 0x00
 REG_CONTROL_STATUS_2: Final = 0x01
@@ -163,7 +163,7 @@ def weekday(when: datetime.date) -> int:
     return when.isoweekday() % 7
 
 
-class PCF8563(SMBusModel):
+class PCF8563(ActiveLowInterrupt, SMBusModel):
     """The chip after power-on reset: VL set (the time is not valid), alarms disabled.
 
     `set_time(...)` puts a valid time in the clock, `advance(seconds)` runs it.
@@ -180,23 +180,8 @@ class PCF8563(SMBusModel):
         self._timer_count = RESET[REG_TIMER]
         self._timer_seconds = 0  # seconds towards the next 1/60 Hz timer tick
         self._alarm_matching = False  # all enabled comparisons matched at the last count
-        self._irq: GpioLine | None = None
-        self._int_driven: bool | None = None  # the level last driven onto the line
 
     # The INT output
-
-    @property
-    def irq(self) -> GpioLine | None:
-        return self._irq
-
-    @irq.setter
-    def irq(self, line: GpioLine | None) -> None:
-        # Drive INT as soon as the harness wires the line, before any driver
-        # requests the (level-low) interrupt: an idle low line would fire.
-        with self._lock:
-            self._irq = line
-            self._int_driven = None
-            self._update_int()
 
     @property
     def int_asserted(self) -> bool:
@@ -204,12 +189,6 @@ class PCF8563(SMBusModel):
         with self._lock:
             cs2 = self.regs[REG_CONTROL_STATUS_2]
         return bool(cs2 & CS2_AF and cs2 & CS2_AIE) or bool(cs2 & CS2_TF and cs2 & CS2_TIE)
-
-    def _update_int(self) -> None:
-        level = not self.int_asserted  # open drain, active low: high when idle
-        if self._irq is not None and level != self._int_driven:
-            self._int_driven = level
-            self._irq.set(level)
 
     # State for tests
 
@@ -320,7 +299,7 @@ class PCF8563(SMBusModel):
                         self.regs[REG_CONTROL_STATUS_2] |= CS2_AF
                     self._alarm_matching = matching
             self._count(left)
-            self._update_int()
+            self.update_int()
 
     # Clock internals (lock held)
 
@@ -419,7 +398,7 @@ class PCF8563(SMBusModel):
     def reg_write(self, addr: int, val: int) -> None:
         with self._lock:
             self._write(addr, val)
-            self._update_int()
+            self.update_int()
 
     def _write(self, addr: int, val: int) -> None:
         if not 0 <= addr < NUM_REGS:

@@ -24,10 +24,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Final
 
-from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
 
 if TYPE_CHECKING:
-    from roadtest.backend.gpio import GpioLine
+    pass
 
 REG_COMMAND: Final = 0x80
 REG_PRODUCT_ID_REVISION: Final = 0x81
@@ -107,7 +107,7 @@ READ_ONLY: Final = frozenset(
 )
 
 
-class VCNL4010(SMBusModel):
+class VCNL4010(ActiveLowInterrupt, SMBusModel):
     """The VCNL4010's registers and INT output; see the module docstring."""
 
     name = "VCNL4010"
@@ -123,27 +123,12 @@ class VCNL4010(SMBusModel):
         # A broken or covered sensor: on-demand measurements never finish.
         self.measurements_complete = True
         self._outside_window = 0  # consecutive measurements beyond a threshold
-        self._irq: GpioLine | None = None
 
     # The INT pin: active low, asserted while any interrupt status bit is set
 
     @property
-    def irq(self) -> GpioLine | None:
-        return self._irq
-
-    @irq.setter
-    def irq(self, line: GpioLine | None) -> None:
-        """The harness wires the line after building the model: drive it to INT's level now."""
-        self._irq = line
-        self._drive_int()
-
-    @property
     def int_asserted(self) -> bool:
         return self.regs[REG_INTERRUPT_STATUS] & ISR_BITS != 0
-
-    def _drive_int(self) -> None:
-        if self._irq is not None:
-            self._irq.set(not self.int_asserted)
 
     # What tests read
 
@@ -211,7 +196,7 @@ class VCNL4010(SMBusModel):
             if command & COMMAND_ALS_EN:
                 self._measure_als()
                 measured = True
-            self._drive_int()
+            self.update_int()
             return measured
 
     # Registers
@@ -242,7 +227,7 @@ class VCNL4010(SMBusModel):
                 self._write_command(val)
             elif addr == REG_INTERRUPT_STATUS:
                 self.regs[addr] &= ~(val & ISR_BITS)
-                self._drive_int()
+                self.update_int()
             elif addr == REG_INTERRUPT_CONTROL:
                 self.regs[addr] = val & ICR_WRITABLE
                 self._outside_window = 0
@@ -283,7 +268,7 @@ class VCNL4010(SMBusModel):
             if command & COMMAND_PROX_OD:
                 self._measure_prox()
             self.regs[REG_COMMAND] &= ~(COMMAND_ALS_OD | COMMAND_PROX_OD)
-        self._drive_int()
+        self.update_int()
 
 
 class VCNL4020(VCNL4010):

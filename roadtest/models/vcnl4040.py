@@ -34,10 +34,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, ClassVar, Final
 
-from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
 
 if TYPE_CHECKING:
-    from roadtest.backend.gpio import GpioLine
+    pass
 
 REG_ALS_CONF: Final = 0x00
 REG_ALS_THDH: Final = 0x01
@@ -77,7 +77,7 @@ INT_FLAG_PS_IF_CLOSE: Final = 1 << 9
 INT_FLAG_PS_IF_AWAY: Final = 1 << 8
 
 
-class VCNL40x0Family(SMBusModel):
+class VCNL40x0Family(ActiveLowInterrupt, SMBusModel):
     """What the VCNL4040 and VCNL4200 share; the subclasses give their register maps."""
 
     name: ClassVar[str]
@@ -99,27 +99,16 @@ class VCNL40x0Family(SMBusModel):
         self.white_result = 0x0000
         self._als_hits = 0
         self._ps_hits = 0
-        self._irq: GpioLine | None = None
 
     # The INT pin: active low while any flag is set
-
-    @property
-    def irq(self) -> GpioLine | None:
-        return self._irq
-
-    @irq.setter
-    def irq(self, line: GpioLine | None) -> None:
-        """The harness wires the line after building the model: drive it to INT's level now."""
-        self._irq = line
-        self._drive_int()
 
     @property
     def int_flags(self) -> int:
         return self.regs[self.reg_int_flag]
 
-    def _drive_int(self) -> None:
-        if self._irq is not None:
-            self._irq.set(self.int_flags == 0)
+    @property
+    def int_asserted(self) -> bool:
+        return self.int_flags != 0
 
     # State, for tests
 
@@ -153,7 +142,7 @@ class VCNL40x0Family(SMBusModel):
             if self.ps_enabled:
                 self.regs[REG_PS_DATA] = self._ps_value()
                 self._check_ps(self.regs[REG_PS_DATA])
-            self._drive_int()
+            self.update_int()
 
     def _check_als(self, value: int) -> None:
         conf = self.regs[REG_ALS_CONF]
@@ -197,7 +186,7 @@ class VCNL40x0Family(SMBusModel):
                 # "Once the host reads INT_Flag register, all the flags are cleared
                 # (reset to "0"), and the INT pin is reset to high."
                 self.regs[addr] = 0
-                self._drive_int()
+                self.update_int()
             return value
 
     def reg_write(self, addr: int, val: int) -> None:
