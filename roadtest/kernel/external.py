@@ -1,0 +1,169 @@
+"""One driver of the kernel tree, built out of tree (patched, say) against the cached build.
+
+    ko = build_external_module(kernel, "drivers/regulator/tps6286x-regulator.c", workdir,
+                               patches=[Path("my-change.patch")])
+    # then: roadtest run --roadtest-module=<ko> ...   (the guest loads it; never the host)
+
+The source (and any `extra` files of the tree it needs, its local headers) is copied
+from `kernel.source_dir` into `workdir/tree/` at the same relative paths, so that
+patches against the kernel tree apply there with `patch -p1`. A Kbuild file
+`obj-m := <name>.o` goes next to the source, and kbuild builds it with the kernel's
+own configuration: `make -C <kernel.build_dir> ARCH=um M=<that directory> modules`.
+Everything the tools print goes to `workdir/build.log`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel.build import Kernel
+from roadtest.kernel.runner import Runner, parallel_jobs
+from roadtest.kernel.source import _patch_failure
+
+
+@dataclass(frozen=True)
+class ModuleTree:
+    """A copy of one driver's source, ready for kbuild's M=."""
+
+    module_dir: Path  # the M= directory: the Kbuild file and the driver's source
+    name: str  # the module's file name without .ko, e.g. "tps6286x-regulator"
+
+    @property
+    def ko(self) -> Path:
+        return self.module_dir / f"{self.name}.ko"
+
+
+def _tree_path(path: str) -> PurePosixPath:
+    """`path` as a relative path inside the kernel tree, or a RoadtestError."""
+    rel = PurePosixPath(path)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        raise RoadtestError(f"{path!r}: give a path inside the kernel tree, like drivers/x/y.c")
+    return rel
+
+
+def kbuild_text(name: str) -> str:
+    return f"obj-m := {name}.o\n"
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def prepare_module_tree(
+    source_dir: Path,
+    source: str,
+    dest: Path,
+    runner: Runner,
+    *,
+    patches: Sequence[Path] = (),
+    extra: Sequence[str] = (),
+) -> ModuleTree:
+    """Copy `source` (a .c file of the tree at `source_dir`) and `extra` into `dest`,
+    apply `patches` with -p1 at `dest`, and write the Kbuild file. `dest` is replaced."""
+    src = _tree_path(source)
+    if src.suffix != ".c":
+        raise RoadtestError(f"{source}: a module is built from its .c file")
+    files = [src, *(_tree_path(e) for e in extra)]
+    for rel in files:
+        if not (source_dir / rel).is_file():
+            raise RoadtestError(f"{rel} is not in the kernel tree {source_dir}")
+    shutil.rmtree(dest, ignore_errors=True)
+    for rel in files:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source_dir / rel, dest / rel)
+    if patches and shutil.which("patch") is None:
+        raise RoadtestError("patch not found: install it with `apt-get install patch`")
+    for patch in patches:
+        if not patch.is_file():
+            raise RoadtestError(f"patch {patch} not found")
+        result = runner.run(
+            [
+                "patch",
+                "-p1",
+                "--forward",
+                "--batch",
+                "--fuzz=0",
+                "--no-backup-if-mismatch",
+                "--reject-file=-",
+                "-i",
+                str(patch.resolve()),
+            ],
+            cwd=dest,
+        )
+        if result.returncode != 0:
+            raise RoadtestError(
+                f"patch {patch} does not apply to {src} of {source_dir} "
+                f"({_patch_failure(result.tail)}); full log: {runner.log_path}"
+            )
+    tree = ModuleTree(dest / src.parent, src.stem)
+    (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name))
+    return tree
+
+
+def vermagic(ko: Path) -> str:
+    """The module's vermagic string ("" if it has none)."""
+    try:
+        with ko.open("rb") as f:
+            section = ELFFile(f).get_section_by_name(".modinfo")
+            data: bytes = section.data() if section is not None else b""
+    except (OSError, ELFError) as err:
+        raise RoadtestError(f"{ko}: not a kernel module ({err})") from None
+    for entry in data.split(b"\0"):
+        if entry.startswith(b"vermagic="):
+            return entry.removeprefix(b"vermagic=").decode("utf-8", "replace")
+    return ""
+
+
+def build_external_module(
+    kernel: Kernel,
+    source: str,
+    workdir: Path,
+    *,
+    patches: Sequence[Path] = (),
+    extra: Sequence[str] = (),
+    progress: Callable[[str], None] = _stderr,
+) -> Path:
+    """Build the module of `source` (a path in the kernel tree, e.g.
+    "drivers/regulator/tps6286x-regulator.c"), after `patches`, against `kernel`'s build;
+    return the .ko, whose vermagic is checked to be the guest kernel's."""
+    if not (kernel.build_dir / "Module.symvers").is_file():
+        raise RoadtestError(
+            f"the kernel build {kernel.build_dir} has no Module.symvers: run `roadtest build`"
+        )
+    workdir.mkdir(parents=True, exist_ok=True)
+    log = workdir / "build.log"
+    log.unlink(missing_ok=True)
+    runner = Runner(log, progress)
+    tree = prepare_module_tree(
+        kernel.source_dir, source, workdir / "tree", runner, patches=patches, extra=extra
+    )
+    runner.check(
+        [
+            "make",
+            "-C",
+            str(kernel.build_dir),
+            "ARCH=um",
+            f"M={tree.module_dir}",
+            f"-j{parallel_jobs()}",
+            "modules",
+        ],
+        cwd=workdir,
+        failure=f"building {tree.name}.ko out of tree failed",
+    )
+    if not tree.ko.is_file():
+        raise RoadtestError(f"the module build made no {tree.ko}; full log: {log}")
+    magic = vermagic(tree.ko)
+    if magic.split(" ", 1)[0] != kernel.release:
+        raise RoadtestError(
+            f"{tree.ko}: vermagic {magic!r} is not the guest kernel's {kernel.release}; "
+            f"full log: {log}"
+        )
+    return tree.ko

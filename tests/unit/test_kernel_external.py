@@ -1,0 +1,242 @@
+"""Out-of-tree module builds: the copied and patched tree, the Kbuild file, the make call and
+its errors, against a fake kernel tree and a fake build directory (no kernel build)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel import Kernel
+from roadtest.kernel.external import (
+    build_external_module,
+    kbuild_text,
+    prepare_module_tree,
+    vermagic,
+)
+from roadtest.kernel.runner import Runner
+
+DRIVER = "drivers/misc/widget.c"
+ORIGINAL = """\
+#include "widget.h"
+
+static int widget_probe(void)
+{
+\treturn widget_init(1);
+}
+"""
+
+PATCH = "\n".join(
+    [
+        "Make the widget start at 2.",
+        "",
+        "--- a/drivers/misc/widget.c",
+        "+++ b/drivers/misc/widget.c",
+        "@@ -2,5 +2,5 @@",
+        " ",
+        " static int widget_probe(void)",
+        " {",
+        "-\treturn widget_init(1);",
+        "+\treturn widget_init(2);",
+        " }",
+        "",
+    ]
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    src = tmp_path / "linux"
+    (src / "drivers/misc").mkdir(parents=True)
+    (src / DRIVER).write_text(ORIGINAL)
+    (src / "drivers/misc/widget.h").write_text("int widget_init(int);\n")
+    (src / "drivers/misc/other.c").write_text("int other;\n")
+    return src
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Runner:
+    return Runner(tmp_path / "build.log", lambda message: None)
+
+
+def write_patch(tmp_path: Path, text: str = PATCH) -> Path:
+    path = tmp_path / "change.patch"
+    path.write_text(text)
+    return path
+
+
+def test_the_source_is_copied_at_its_tree_path_and_patched(
+    tree: Path, tmp_path: Path, runner: Runner
+) -> None:
+    dest = tmp_path / "out"
+    module = prepare_module_tree(
+        tree,
+        DRIVER,
+        dest,
+        runner,
+        patches=[write_patch(tmp_path)],
+        extra=["drivers/misc/widget.h"],
+    )
+    assert module.module_dir == dest / "drivers/misc"
+    assert module.name == "widget"
+    assert module.ko == dest / "drivers/misc/widget.ko"
+    assert "widget_init(2)" in (dest / DRIVER).read_text()
+    assert (dest / "drivers/misc/widget.h").read_text() == "int widget_init(int);\n"
+    assert not (dest / "drivers/misc/other.c").exists()  # only what was asked for
+    assert (module.module_dir / "Kbuild").read_text() == "obj-m := widget.o\n"
+    assert (tree / DRIVER).read_text() == ORIGINAL  # the kernel tree is left alone
+    assert sorted(p.name for p in (dest / "drivers/misc").iterdir()) == [
+        "Kbuild",
+        "widget.c",
+        "widget.h",
+    ]  # no .orig or .rej files
+
+
+def test_kbuild_names_the_object_of_a_dashed_module() -> None:
+    assert kbuild_text("tps6286x-regulator") == "obj-m := tps6286x-regulator.o\n"
+
+
+def test_an_earlier_tree_is_replaced(tree: Path, tmp_path: Path, runner: Runner) -> None:
+    dest = tmp_path / "out"
+    prepare_module_tree(tree, DRIVER, dest, runner, patches=[write_patch(tmp_path)])
+    (dest / "stale.o").write_text("x")
+    prepare_module_tree(tree, DRIVER, dest, runner)
+    assert not (dest / "stale.o").exists()
+    assert (dest / DRIVER).read_text() == ORIGINAL
+
+
+def test_a_patch_that_does_not_apply_is_one_line_naming_it_and_the_log(
+    tree: Path, tmp_path: Path, runner: Runner
+) -> None:
+    (tree / DRIVER).write_text(ORIGINAL.replace("widget_init(1)", "widget_init(3)"))
+    patch = write_patch(tmp_path)
+    with pytest.raises(RoadtestError) as info:
+        prepare_module_tree(tree, DRIVER, tmp_path / "out", runner, patches=[patch])
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"patch {patch} does not apply to {DRIVER}" in message
+    assert "FAILED" in message
+    assert f"full log: {tmp_path / 'build.log'}" in message
+
+
+def test_a_patch_of_a_file_not_copied_says_so(tree: Path, tmp_path: Path, runner: Runner) -> None:
+    patch = write_patch(tmp_path, PATCH.replace("widget.c", "other.c"))
+    with pytest.raises(RoadtestError, match="does not apply.*(can't find file|No file to patch)"):
+        prepare_module_tree(tree, DRIVER, tmp_path / "out", runner, patches=[patch])
+
+
+def test_a_patch_already_applied_is_an_error_not_a_reversal(
+    tree: Path, tmp_path: Path, runner: Runner
+) -> None:
+    (tree / DRIVER).write_text(ORIGINAL.replace("widget_init(1)", "widget_init(2)"))
+    with pytest.raises(RoadtestError, match="does not apply"):
+        prepare_module_tree(tree, DRIVER, tmp_path / "out", runner, patches=[write_patch(tmp_path)])
+
+
+def test_a_missing_patch_file(tree: Path, tmp_path: Path, runner: Runner) -> None:
+    with pytest.raises(RoadtestError, match="nope.patch not found"):
+        prepare_module_tree(
+            tree, DRIVER, tmp_path / "out", runner, patches=[tmp_path / "nope.patch"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("/etc/passwd.c", "a path inside the kernel tree"),
+        ("drivers/../../x.c", "a path inside the kernel tree"),
+        ("drivers/misc/widget.h", "built from its .c file"),
+        ("drivers/misc/gone.c", "drivers/misc/gone.c is not in the kernel tree"),
+    ],
+)
+def test_bad_source_paths(
+    tree: Path, tmp_path: Path, runner: Runner, source: str, error: str
+) -> None:
+    with pytest.raises(RoadtestError, match=error):
+        prepare_module_tree(tree, source, tmp_path / "out", runner)
+
+
+def make_ko(path: Path, *fields: str) -> Path:
+    """A relocatable ELF object with a .modinfo section, like a .ko."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    src = path.with_suffix(".c")
+    src.write_text("int roadtest_dummy;\n")
+    obj = path.with_suffix(".o")
+    subprocess.run(["gcc", "-c", "-o", str(obj), str(src)], check=True)
+    info = path.with_suffix(".modinfo")
+    info.write_bytes(b"".join(f.encode() + b"\0" for f in fields))
+    subprocess.run(
+        ["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True
+    )
+    return path
+
+
+def fake_kernel(tmp_path: Path, tree: Path, recipe: str) -> Kernel:
+    """A kernel whose build directory's Makefile runs `recipe` for `modules`."""
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "Module.symvers").write_text("")
+    (build / "Makefile").write_text(f"modules:\n\t{recipe}\n")
+    return Kernel(
+        release="6.12.0-roadtest",
+        source_dir=tree,
+        build_dir=build,
+        vmlinux=build / "vmlinux",
+        modules_dir=tmp_path / "modules",
+        config=build / ".config",
+    )
+
+
+def test_the_build_runs_kbuild_on_the_module_directory(tree: Path, tmp_path: Path) -> None:
+    prebuilt = make_ko(tmp_path / "prebuilt/widget.ko", "name=widget", "vermagic=6.12.0-roadtest")
+    kernel = fake_kernel(
+        tmp_path,
+        tree,
+        f'echo "$(ARCH) $(M) $(MAKECMDGOALS)" > {tmp_path}/called && '
+        f"cat $(M)/Kbuild >> {tmp_path}/called && cp {prebuilt} $(M)/widget.ko",
+    )
+    work = tmp_path / "work"
+    ko = build_external_module(
+        kernel, DRIVER, work, patches=[write_patch(tmp_path)], progress=lambda m: None
+    )
+    assert ko == work / "tree/drivers/misc/widget.ko"
+    called = (tmp_path / "called").read_text().splitlines()
+    assert called == [f"um {work}/tree/drivers/misc modules", "obj-m := widget.o"]
+    assert vermagic(ko) == "6.12.0-roadtest"
+    assert "widget_init(2)" in (work / "tree" / DRIVER).read_text()
+    assert (work / "build.log").is_file()
+
+
+def test_a_failing_build_is_one_line_with_the_log(tree: Path, tmp_path: Path) -> None:
+    kernel = fake_kernel(tmp_path, tree, "@echo 'widget.c:5: error: boom'; exit 2")
+    shown: list[str] = []
+    with pytest.raises(RoadtestError) as info:
+        build_external_module(kernel, DRIVER, tmp_path / "work", progress=shown.append)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message == (
+        f"building widget.ko out of tree failed; full log: {tmp_path / 'work/build.log'}"
+    )
+    assert any("error: boom" in line for line in shown)  # the log's tail is shown
+
+
+def test_a_build_that_makes_no_module(tree: Path, tmp_path: Path) -> None:
+    kernel = fake_kernel(tmp_path, tree, "@true")
+    with pytest.raises(RoadtestError, match=r"made no .*widget\.ko; full log"):
+        build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
+
+
+def test_a_module_for_another_kernel_is_refused(tree: Path, tmp_path: Path) -> None:
+    prebuilt = make_ko(tmp_path / "prebuilt/widget.ko", "name=widget", "vermagic=6.1.0 SMP")
+    kernel = fake_kernel(tmp_path, tree, f"cp {prebuilt} $(M)/widget.ko")
+    with pytest.raises(RoadtestError, match="vermagic '6.1.0 SMP' is not the guest kernel's"):
+        build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
+
+
+def test_a_kernel_build_without_module_symvers(tree: Path, tmp_path: Path) -> None:
+    kernel = fake_kernel(tmp_path, tree, "@true")
+    (kernel.build_dir / "Module.symvers").unlink()
+    with pytest.raises(RoadtestError, match="no Module.symvers: run `roadtest build`"):
+        build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
