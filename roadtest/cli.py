@@ -66,6 +66,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay(Path(args.golden), list(args.selection), _repo_root(), run_pytest)
 
 
+def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
+    from roadtest.recorder.tracecmd import command
+
+    return command(args)
+
+
+def _address(text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r} (e.g. 0x4c)") from None
+
+
 _TRACE_CONTEXT = 3  # events shown before and after the first difference
 
 
@@ -239,6 +252,54 @@ def parser() -> argparse.ArgumentParser:
     diff.add_argument("a", help="the expected trace")
     diff.add_argument("b", help="the actual trace")
     diff.set_defaults(func=cmd_trace_diff)
+    importing = sub.add_parser(
+        "import",
+        help="make golden traces from captures of real hardware",
+        description="Make golden traces from captures of real hardware.",
+    )
+    import_sub = importing.add_subparsers(dest="import_command", required=True, metavar="FORMAT")
+    tracecmd = import_sub.add_parser(
+        "trace-cmd",
+        help="the i2c events of a trace-cmd capture, as a golden trace",
+        description="Convert the i2c_write/i2c_read/i2c_reply/i2c_result events of one "
+        "adapter and address, from a trace.dat (`trace-cmd record -e i2c`) or a saved "
+        "`trace-cmd report` text, into a golden trace that `roadtest replay` plays with no "
+        "model.",
+    )
+    tracecmd.add_argument("--input", required=True, metavar="FILE", help="trace.dat or report")
+    tracecmd.add_argument(
+        "--addr", required=True, type=_address, help="the device's address, e.g. 0x4c"
+    )
+    tracecmd.add_argument("--compatible", required=True, help="its compatible, e.g. ti,opt3001")
+    tracecmd.add_argument(
+        "--test", required=True, metavar="NODEID", help="the pytest test the trace replays for"
+    )
+    tracecmd.add_argument(
+        "--device",
+        default="",
+        metavar="ORIGIN",
+        help="the test module's device variable (e.g. test_opt3001.SENSOR); without it the "
+        "trace serves the test's device of this compatible",
+    )
+    tracecmd.add_argument(
+        "--adapter",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the adapter, i2c-N (default: the only one with traffic at the address)",
+    )
+    tracecmd.add_argument(
+        "--model",
+        default="",
+        metavar="MODULE:CLASS",
+        help="a model whose REG_* names decode the trace (the trace still has no model)",
+    )
+    tracecmd.add_argument(
+        "--regbytes", type=int, default=None, help="register width (default: the model's, or 0)"
+    )
+    tracecmd.add_argument("--byteorder", choices=("little", "big"), default=None)
+    tracecmd.add_argument("-o", "--out", required=True, metavar="FILE.rtrace")
+    tracecmd.set_defaults(func=cmd_import_trace_cmd)
     return top
 
 

@@ -4,7 +4,8 @@ For an SMBus-style device (the header's regbytes > 0) an I2C transfer that is
 one write of [register, values...] reads "write CONTROL(0x03) = 0x20"; a
 write of [register] followed by a read reads "read VOUT1(0x01) -> 0x50".
 Register names are the model module's `REG_*` constants (REG_CONTROL = 0x03
-names register 0x03 "CONTROL"), imported only from roadtest's own modules;
+names register 0x03 "CONTROL"; the header's model, or for a trace without one
+its extra "registers"), imported only from roadtest's own modules;
 otherwise registers are shown by number. Every other transfer is shown as
 its raw messages: "i2c w 01 02 | r 3: 00 11 22".
 """
@@ -87,7 +88,11 @@ class Decoder:
         self.header = header
         self.regbytes = header.regbytes
         self.byteorder = header.byteorder
-        self.registers = dict(registers) if registers is not None else register_names(header.model)
+        if registers is None:
+            # A trace without a model (imported from hardware) may name one for its registers.
+            named = header.model or header.extra.get("registers", "")
+            registers = register_names(named) if isinstance(named, str) else {}
+        self.registers = dict(registers)
 
     # Pieces
 

@@ -314,31 +314,48 @@ class ReplayError(RoadtestError):
     pass
 
 
-def golden_traces(golden: Path) -> dict[tuple[str, str], Path]:
-    """(test id, device origin) -> trace, for every trace under `golden`."""
-    found: dict[tuple[str, str], Path] = {}
+def _golden_headers(golden: Path) -> list[tuple[Path, Header]]:
+    found: list[tuple[Path, Header]] = []
     paths = sorted(golden.rglob("*.rtrace")) if golden.is_dir() else []
     for path in paths:
         header, events = read_trace(path)
         for _ in events:  # validate the whole file up front: bad input is one clear error
             pass
-        device = str(header.extra.get("device", ""))
-        found[(header.test, device)] = path
+        found.append((path, header))
     return found
 
 
+def golden_traces(golden: Path) -> dict[tuple[str, str], Path]:
+    """(test id, device origin) -> trace, for every trace under `golden`."""
+    return {
+        (header.test, str(header.extra.get("device", ""))): path
+        for path, header in _golden_headers(golden)
+    }
+
+
 class ReplayHooks:
-    """Session hooks that put a TracePlayer in place of each device that has a golden trace."""
+    """Session hooks that put a TracePlayer in place of each device that has a golden trace.
+
+    A device's trace is the one of its test and origin; failing that, the test's one
+    trace of the device's compatible that names no device (imported without --device).
+    """
 
     def __init__(self, golden: Path, results: Path | None = None) -> None:
         self.golden = golden
-        self.traces = golden_traces(golden)
+        headers = _golden_headers(golden)
+        self.traces = {(h.test, str(h.extra.get("device", ""))): p for p, h in headers}
+        # Traces that name no device (imported without --device): (test id, compatible) -> them.
+        self.deviceless: dict[tuple[str, str], list[Path]] = {}
+        for path, header in headers:
+            if not header.extra.get("device"):
+                self.deviceless.setdefault((header.test, header.compatible), []).append(path)
+        self._claimed: dict[tuple[str, Path], str] = {}  # (test id, trace) -> the device using it
         self.results = results
         self.players: dict[int, TracePlayer] = {}
         self.outcomes: list[TraceResult] = []
 
     def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
-        path = self.traces.get((test_id, bound.device.origin))
+        path = self.traces.get((test_id, bound.device.origin)) or self._deviceless(test_id, bound)
         if path is None:
             raise ReplayError(
                 f"no golden trace for {test_id} and {bound.device.origin} under {self.golden} "
@@ -353,6 +370,25 @@ class ReplayHooks:
             line.observers.append(player.observe_gpio)
         self.players[id(bound)] = player
         return player
+
+    def _deviceless(self, test_id: str, bound: BoundDevice) -> Path | None:
+        """The test's one trace of this compatible that names no device, if there is one."""
+        compatible, origin = bound.device.compatible, bound.device.origin
+        paths = self.deviceless.get((test_id, compatible), [])
+        if len(paths) > 1:
+            raise ReplayError(
+                f"{len(paths)} golden traces for {test_id} and {compatible} name no device "
+                f"({', '.join(map(str, paths))}): import them with --device ORIGIN"
+            )
+        if not paths:
+            return None
+        claimed = self._claimed.setdefault((test_id, paths[0]), origin)
+        if claimed != origin:
+            raise ReplayError(
+                f"{paths[0]} names no device, and {test_id} has two {compatible} devices "
+                f"({claimed}, {origin}): import it with --device ORIGIN"
+            )
+        return paths[0]
 
     def marker(self, bound: BoundDevice, what: str, detail: Any) -> None:
         player = self.players.get(id(bound))
