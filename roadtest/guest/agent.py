@@ -112,7 +112,10 @@ def run(argv: list[str], limit: float | None = None) -> dict[str, Any]:
 
 def kmsg(text: str) -> None:
     """Put a line in the kernel log, so host-side events can be placed among the kernel's."""
-    write_file("/dev/kmsg", text.encode())
+    # The newline ends the record: without it printk keeps the record open for a
+    # continuation, and neither the console nor /dev/kmsg readers see it until the
+    # next message (which, with time-travel, can be long after).
+    write_file("/dev/kmsg", text.encode() + b"\n")
 
 
 def ping() -> None:

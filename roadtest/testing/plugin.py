@@ -19,7 +19,6 @@ import pytest
 
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.machine.console import TROUBLE
 from roadtest.testing import tracecmd_capture
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 
@@ -50,52 +49,28 @@ _backend_log = BackendLog()
 
 
 class TestLog:
-    """One test's kernel and backend log lines.
-
-    The kernel's come from /dev/kmsg while the guest lives (the console can
-    hold lines back: with time-travel its output may wait for the guest's next
-    timer event), and from the console after the guest died (a panic flushes it).
-    """
-
     def __init__(self, session: RoadtestSession, console_mark: int, backend_mark: int) -> None:
         self.session = session
         self.guest = session.guest
         self.console_mark = console_mark
         self.backend_mark = backend_mark
-        self.kmsg_fd: int | None = None
-        self.kmsg: list[str] = []
-        if self.guest is not None and self.guest.alive:
-            self.kmsg_fd = self.guest.agent.kmsg_follow()
-        self.following = self.kmsg_fd is not None
+
+    def flush_console(self) -> None:
+        """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
+        guest = self.guest
+        if guest is None or guest.console is None or not guest.alive:
+            return
+        marker = f"roadtest: report {self.console_mark}"
+        try:
+            guest.agent.kmsg(marker)
+        except (OSError, ProtocolError):
+            return
+        guest.console.wait_for(marker, self.console_mark, timeout=2.0)
 
     def kernel_lines(self) -> list[str]:
-        guest = self.guest
-        if guest is None:
-            return []
-        if self.following and guest.alive:
-            if self.kmsg_fd is not None:
-                try:
-                    self.kmsg += guest.agent.kmsg_lines(self.kmsg_fd)
-                except (OSError, ProtocolError):
-                    return self._console_lines()
-            return list(self.kmsg)
-        return self._console_lines()
-
-    def _console_lines(self) -> list[str]:
         if self.guest is None or self.guest.console is None:
-            return list(self.kmsg)
+            return []
         return self.guest.console.lines_since(self.console_mark)
-
-    def trouble(self) -> list[str]:
-        return [line for line in self.kernel_lines() if TROUBLE.search(line)]
-
-    def close(self) -> None:
-        if self.kmsg_fd is not None and self.guest is not None and self.guest.alive:
-            try:
-                self.guest.agent.close(self.kmsg_fd)
-            except (OSError, ProtocolError):
-                pass
-        self.kmsg_fd = None
 
     def backend_lines(self) -> list[str]:
         return _backend_log.records[self.backend_mark :]
@@ -268,8 +243,6 @@ def guest(
     session.test_id = ""
     if guest.alive:
         guest.agent.kmsg(f"roadtest: end {request.node.nodeid}")
-    trouble = test_log.trouble()
-    test_log.close()
     if request.node.stash.get(_CALL_FAILED, False):
         return  # the report already shows the logs; don't add an error on top
     model_errors = session.backend.errors[errors_before:]
@@ -280,6 +253,7 @@ def guest(
     problems = session.problems[problems_before:]
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+    trouble = guest.console.trouble(test_log.console_mark)
     if trouble or not guest.alive:
         pytest.fail("the guest kernel reported trouble:\n" + "\n".join(trouble or ["guest died"]))
 
@@ -294,6 +268,7 @@ def pytest_runtest_makereport(
     test_log = item.stash.get(_KEY_LOG, None)
     if test_log is None or not report.failed:
         return report
+    test_log.flush_console()
     kernel = test_log.kernel_lines()
     backend = test_log.backend_lines()
     report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
