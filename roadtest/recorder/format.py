@@ -354,18 +354,31 @@ class TraceWriter:
 
     The header is written and flushed at once. `event()` assigns the next seq
     and the host's `time.monotonic_ns()`, checks the event against the schema
-    (ValueError if it does not fit) and writes it; after every `flush_every`
-    events (0: only on `flush()` and `close()`) the data so far reaches the
-    file as a whole lz4 block, so that the file is a readable prefix. Use as a
-    context manager, or call `close()`, to end the frame.
+    (ValueError if it does not fit; `validate=False` skips that for a writer
+    whose events are right by construction, the reader checks them anyway) and
+    writes it. After every `flush_every` events (0: only on `flush()` and
+    `close()`), or on the first event `flush_after` seconds after the last
+    flush, the data so far reaches the file as a whole lz4 block, so that the
+    file is a readable prefix. Use as a context manager, or call `close()`, to
+    end the frame.
     """
 
-    def __init__(self, path: str | os.PathLike[str], header: Header, flush_every: int = 1) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: Header,
+        flush_every: int = 1,
+        flush_after: float | None = None,
+        validate: bool = True,
+    ) -> None:
         if flush_every < 0:
             raise ValueError(f"flush_every must be 0 or more, not {flush_every}")
         self.path = Path(path)
         self.header = header
         self.flush_every = flush_every
+        self.flush_after_ns = None if flush_after is None else int(flush_after * 1e9)
+        self.validate = validate
+        self._flushed_at = time.monotonic_ns()
         self._lock = threading.Lock()
         self._seq = 0
         self._unflushed = 0
@@ -413,11 +426,14 @@ class TraceWriter:
             raise ValueError(f"{self.path}: the trace writer is closed")
         seq = self._seq
         event = {"seq": seq, "t": t, "kind": kind, **fields}
-        validate_event(event, seq)
+        if self.validate:
+            validate_event(event, seq)
         self._file.write(lz4.frame.compress_chunk(self._ctx, _pack(event)))
         self._seq = seq + 1
         self._unflushed += 1
-        if self.flush_every and self._unflushed >= self.flush_every:
+        if (self.flush_every and self._unflushed >= self.flush_every) or (
+            self.flush_after_ns is not None and t - self._flushed_at >= self.flush_after_ns
+        ):
             self._flush_locked()
         return seq
 
@@ -432,6 +448,7 @@ class TraceWriter:
         self._file.write(lz4.frame.compress_flush(self._ctx, end_frame=False))
         self._file.flush()
         self._unflushed = 0
+        self._flushed_at = time.monotonic_ns()
 
     def close(self) -> None:
         """End the frame (its end mark and content checksum) and close the file."""

@@ -210,6 +210,25 @@ def test_flush_makes_the_events_so_far_readable(tmp_path: Path) -> None:
         assert [e["detail"] for e in read_trace(copy, strict=False)[1]] == ["one"]
 
 
+def test_flush_after_flushes_on_the_first_event_that_late(tmp_path: Path) -> None:
+    path, copy = tmp_path / "t.rtrace", tmp_path / "copy.rtrace"
+    with TraceWriter(path, header(), flush_every=0, flush_after=0.0) as writer:
+        writer.event("marker", what="note", detail="one")
+        shutil.copyfile(path, copy)
+        assert [e["detail"] for e in read_trace(copy, strict=False)[1]] == ["one"]
+    with TraceWriter(path, header(), flush_every=0, flush_after=3600.0) as writer:
+        writer.event("marker", what="note", detail="one")
+        shutil.copyfile(path, copy)
+        assert list(read_trace(copy, strict=False)[1]) == []
+
+
+def test_an_unvalidated_writer_still_meets_a_validating_reader(tmp_path: Path) -> None:
+    path = tmp_path / "t.rtrace"
+    with TraceWriter(path, header(), validate=False) as writer:
+        writer.event("gpio", line=-1, name="irq", op="unmask", value=0, status=0)
+    assert "line" in str(read_error(path))
+
+
 def test_a_cut_at_any_byte_reads_a_prefix_or_fails_at_the_cut(tmp_path: Path) -> None:
     path, cut = tmp_path / "t.rtrace", tmp_path / "cut.rtrace"
     expected = write_sample(path)
