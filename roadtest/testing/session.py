@@ -227,7 +227,7 @@ class RoadtestSession:
         compatible = bound.device.compatible
         self.load_driver(compatible)
         if isinstance(bound, BoundDevice):
-            self.hooks.marker(bound, "bind", bound.name)
+            self.hooks.marker(bound, "bind", None)  # not the name: its address depends on the run
         agent = self.ensure_guest().agent
         # drivers_probe binds the matching driver even though autoprobe is off.
         agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
@@ -240,7 +240,7 @@ class RoadtestSession:
 
     def unbind(self, bound: Bound) -> None:
         if isinstance(bound, BoundDevice):
-            self.hooks.marker(bound, "unbind", bound.name)
+            self.hooks.marker(bound, "unbind", None)
         agent = self.ensure_guest().agent
         if agent.exists(str(bound.driver_path)):
             agent.write_file(str(bound.driver_path / "unbind"), bound.name)
