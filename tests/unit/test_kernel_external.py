@@ -3,10 +3,10 @@ its errors, against a fake kernel tree and a fake build directory (no kernel bui
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import make_ko
 
 from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel
@@ -156,21 +156,6 @@ def test_bad_source_paths(
 ) -> None:
     with pytest.raises(RoadtestError, match=error):
         prepare_module_tree(tree, source, tmp_path / "out", runner)
-
-
-def make_ko(path: Path, *fields: str) -> Path:
-    """A relocatable ELF object with a .modinfo section, like a .ko."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    src = path.with_suffix(".c")
-    src.write_text("int roadtest_dummy;\n")
-    obj = path.with_suffix(".o")
-    subprocess.run(["gcc", "-c", "-o", str(obj), str(src)], check=True)
-    info = path.with_suffix(".modinfo")
-    info.write_bytes(b"".join(f.encode() + b"\0" for f in fields))
-    subprocess.run(
-        ["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True
-    )
-    return path
 
 
 def fake_kernel(tmp_path: Path, tree: Path, recipe: str) -> Kernel:

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import make_ko
 
 from roadtest.testing.modules import ModuleError, ModuleIndex, read_modinfo
-
-
-def make_ko(path: Path, *fields: str) -> Path:
-    """A relocatable ELF object with a .modinfo section, like the kernel's .ko files."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    src = path.with_suffix(".c")
-    src.write_text("int roadtest_dummy;\n")
-    obj = path.with_suffix(".o")
-    subprocess.run(["gcc", "-c", "-o", str(obj), str(src)], check=True)
-    info = path.with_suffix(".modinfo")
-    info.write_bytes(b"".join(f.encode() + b"\0" for f in fields))
-    subprocess.run(
-        ["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True
-    )
-    return path
 
 
 @pytest.fixture

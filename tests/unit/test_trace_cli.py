@@ -5,34 +5,20 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Roadtest, cli_runner
 
-from roadtest.cli import main
 from roadtest.recorder import Header, TraceWriter
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
 
 
-@dataclass
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
-def roadtest(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
-    def run(*args: str | Path) -> Result:
-        status = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return Result(status, out, err)
-
-    return run
+def roadtest(capsys: pytest.CaptureFixture[str]) -> Roadtest:
+    return cli_runner(capsys)
 
 
 def msgs_write(*data: int) -> list[dict[str, Any]]:
@@ -68,7 +54,7 @@ def make(path: Path, controls: list[int], extra: int = 0, **changes: Any) -> Pat
 
 
 def test_show_prints_the_header_and_one_decoded_line_per_event(
-    tmp_path: Path, roadtest: Callable[..., Result]
+    tmp_path: Path, roadtest: Roadtest
 ) -> None:
     path = make(tmp_path / "a.rtrace", [0x20, 0x30])
     result = roadtest("trace", "show", path)
@@ -86,7 +72,7 @@ def test_show_prints_the_header_and_one_decoded_line_per_event(
 
 
 def test_show_of_a_cut_trace_prints_what_it_can_then_fails_in_one_line(
-    tmp_path: Path, roadtest: Callable[..., Result]
+    tmp_path: Path, roadtest: Roadtest
 ) -> None:
     path = make(tmp_path / "a.rtrace", [0x20, 0x30])
     cut = tmp_path / "cut.rtrace"
@@ -98,7 +84,7 @@ def test_show_of_a_cut_trace_prints_what_it_can_then_fails_in_one_line(
     assert result.stderr.startswith(f"roadtest: {cut}: byte ") and "truncated" in result.stderr
 
 
-def test_diff_of_identical_traces_is_zero(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+def test_diff_of_identical_traces_is_zero(tmp_path: Path, roadtest: Roadtest) -> None:
     a = make(tmp_path / "a.rtrace", [0x20, 0x30])
     b = make(tmp_path / "b.rtrace", [0x20, 0x30], kernel="6.13")  # other times, other kernel
     result = roadtest("trace", "diff", a, b)
@@ -108,7 +94,7 @@ def test_diff_of_identical_traces_is_zero(tmp_path: Path, roadtest: Callable[...
 
 
 def test_diff_shows_the_first_difference_in_context_and_counts(
-    tmp_path: Path, roadtest: Callable[..., Result]
+    tmp_path: Path, roadtest: Roadtest
 ) -> None:
     a = make(tmp_path / "a.rtrace", [0x20, 0x30, 0x40, 0x50])
     b = make(tmp_path / "b.rtrace", [0x20, 0x31, 0x40, 0x51])
@@ -124,9 +110,7 @@ def test_diff_shows_the_first_difference_in_context_and_counts(
     assert out[-1] == f"2 of 10 events differ ({a}: 10 events, {b}: 10)"
 
 
-def test_diff_counts_events_only_one_trace_has(
-    tmp_path: Path, roadtest: Callable[..., Result]
-) -> None:
+def test_diff_counts_events_only_one_trace_has(tmp_path: Path, roadtest: Roadtest) -> None:
     a = make(tmp_path / "a.rtrace", [0x20])
     b = make(tmp_path / "b.rtrace", [0x20], extra=2)
     result = roadtest("trace", "diff", a, b)
@@ -136,7 +120,7 @@ def test_diff_counts_events_only_one_trace_has(
     assert result.stdout.splitlines()[-1] == f"3 of 6 events differ ({a}: 4 events, {b}: 6)"
 
 
-def test_diff_of_another_device_differs(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+def test_diff_of_another_device_differs(tmp_path: Path, roadtest: Roadtest) -> None:
     a = make(tmp_path / "a.rtrace", [0x20])
     b = make(tmp_path / "b.rtrace", [0x20], compatible="ti,tps62866")
     result = roadtest("trace", "diff", a, b)
@@ -144,9 +128,7 @@ def test_diff_of_another_device_differs(tmp_path: Path, roadtest: Callable[..., 
     assert "header: compatible 'ti,tps62864' vs 'ti,tps62866'" in result.stdout
 
 
-def test_diff_shows_but_does_not_compare_the_address(
-    tmp_path: Path, roadtest: Callable[..., Result]
-) -> None:
+def test_diff_shows_but_does_not_compare_the_address(tmp_path: Path, roadtest: Roadtest) -> None:
     # The session assigns addresses per run: the same device may sit elsewhere.
     a = make(tmp_path / "a.rtrace", [0x20])
     b = make(tmp_path / "b.rtrace", [0x20], address=0x49)
@@ -156,9 +138,7 @@ def test_diff_shows_but_does_not_compare_the_address(
 
 
 @pytest.mark.parametrize("command", ["show", "diff"])
-def test_bad_input_is_one_line_and_exit_2(
-    tmp_path: Path, command: str, roadtest: Callable[..., Result]
-) -> None:
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, command: str, roadtest: Roadtest) -> None:
     good = make(tmp_path / "good.rtrace", [0x20])
     bad = tmp_path / "bad.rtrace"
     bad.write_text("not a trace\n")

@@ -12,14 +12,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Result, Roadtest, cli_runner
 
-from roadtest.cli import main
 from roadtest.models.base import I2CModel, ModelError
 from roadtest.models.opt3001 import OPT3001
 from roadtest.recorder import Decoder, load_trace
@@ -36,21 +34,9 @@ ROADTEST = Path(sys.executable).with_name("roadtest")
 W, R = 0, I2C_M_RD  # message flags as recorded
 
 
-@dataclass
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
-def roadtest(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
-    def run(*args: str | Path) -> Result:
-        status = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return Result(status, out, err)
-
-    return run
+def roadtest(capsys: pytest.CaptureFixture[str]) -> Roadtest:
+    return cli_runner(capsys)
 
 
 def variant(tmp_path: Path, lines: list[str], name: str = "variant.txt") -> Path:
@@ -93,9 +79,7 @@ def assert_one_line_error(result: Result, *parts: str) -> None:
 # What the import makes
 
 
-def test_the_drivers_transfers_become_one_event_each(
-    tmp_path: Path, roadtest: Callable[..., Result]
-) -> None:
+def test_the_drivers_transfers_become_one_event_each(tmp_path: Path, roadtest: Roadtest) -> None:
     out = tmp_path / "golden" / "opt3001" / "test_illuminance.rtrace"
     result = roadtest(*import_args(REPORT, out))
     assert result.returncode == 0, result.stderr
@@ -162,7 +146,7 @@ def test_a_negative_ret_fails_every_message(tmp_path: Path) -> None:
 
 
 def test_the_model_names_registers_but_the_trace_has_no_model(
-    tmp_path: Path, roadtest: Callable[..., Result]
+    tmp_path: Path, roadtest: Roadtest
 ) -> None:
     out = tmp_path / "t.rtrace"
     model = "roadtest.models.opt3001:OPT3001"
@@ -200,9 +184,7 @@ def test_other_events_and_other_lines_are_skipped(tmp_path: Path) -> None:
     assert read_capture(variant(tmp_path, lines), 0x44).events == plain
 
 
-def test_transfers_cut_off_by_the_capture_are_left_out(
-    tmp_path: Path, roadtest: Callable[..., Result]
-) -> None:
+def test_transfers_cut_off_by_the_capture_are_left_out(tmp_path: Path, roadtest: Roadtest) -> None:
     # It begins after the first transfer's messages and ends before the last one's result.
     lines = LINES[:1] + LINES[3:-1]
     source = variant(tmp_path, lines)
@@ -234,7 +216,7 @@ def test_interleaved_adapters_are_grouped_apart(tmp_path: Path) -> None:
 
 
 def test_the_adapter_is_the_only_one_with_traffic_or_chosen(
-    tmp_path: Path, roadtest: Callable[..., Result]
+    tmp_path: Path, roadtest: Roadtest
 ) -> None:
     # 0x44 on i2c-0, 0x50 and 0x51 on i2c-3.
     split = next(i for i, line in enumerate(LINES) if "a=050" in line)
@@ -258,7 +240,7 @@ def test_the_adapter_is_the_only_one_with_traffic_or_chosen(
 
 
 def test_no_events_at_the_address_says_where_there_were_some(
-    tmp_path: Path, roadtest: Callable[..., Result]
+    tmp_path: Path, roadtest: Roadtest
 ) -> None:
     result = roadtest(*import_args(REPORT, tmp_path / "t.rtrace", "0x4c"))
     assert_one_line_error(
@@ -271,13 +253,13 @@ def test_no_events_at_the_address_says_where_there_were_some(
     assert not (tmp_path / "t.rtrace").exists()
 
 
-def test_a_report_without_i2c_events(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+def test_a_report_without_i2c_events(tmp_path: Path, roadtest: Roadtest) -> None:
     source = variant(tmp_path, ["cpus=2\n", "CPU 1 is empty\n"])
     result = roadtest(*import_args(source, tmp_path / "t.rtrace"))
     assert_one_line_error(result, "no i2c events for address 0x44", "recorded with `-e i2c`")
 
 
-def test_a_missing_file(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+def test_a_missing_file(tmp_path: Path, roadtest: Roadtest) -> None:
     result = roadtest(*import_args(tmp_path / "nothing.dat", tmp_path / "t.rtrace"))
     assert_one_line_error(result, f"{tmp_path / 'nothing.dat'}: no such file")
 
@@ -287,18 +269,14 @@ def test_a_missing_file(tmp_path: Path, roadtest: Callable[..., Result]) -> None
     [b"", b"hello\nworld\n", bytes(range(256)) * 4, b"\xff\xfe not utf-8 \xff\n"],
     ids=["empty", "text", "binary", "latin"],
 )
-def test_not_a_trace_cmd_file(
-    tmp_path: Path, roadtest: Callable[..., Result], content: bytes
-) -> None:
+def test_not_a_trace_cmd_file(tmp_path: Path, roadtest: Roadtest, content: bytes) -> None:
     source = tmp_path / "board.dat"
     source.write_bytes(content)
     result = roadtest(*import_args(source, tmp_path / "t.rtrace"))
     assert_one_line_error(result, f"{source}: not a trace-cmd file")
 
 
-def test_a_damaged_trace_dat_is_trace_cmds_complaint(
-    tmp_path: Path, roadtest: Callable[..., Result]
-) -> None:
+def test_a_damaged_trace_dat_is_trace_cmds_complaint(tmp_path: Path, roadtest: Roadtest) -> None:
     source = tmp_path / "trace.dat"
     source.write_bytes(b"\x17\x08\x44tracing" + b"\x00" * 100)
     result = roadtest(*import_args(source, tmp_path / "t.rtrace"))
@@ -306,7 +284,7 @@ def test_a_damaged_trace_dat_is_trace_cmds_complaint(
 
 
 def test_a_trace_dat_without_trace_cmd_installed(
-    tmp_path: Path, roadtest: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, roadtest: Roadtest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = tmp_path / "trace.dat"
     source.write_bytes(b"\x17\x08\x44tracing6\x00")
@@ -356,7 +334,7 @@ def damaged(index: int, old: str, new: str) -> list[str]:
     ],
 )
 def test_a_malformed_i2c_line_is_named(
-    tmp_path: Path, roadtest: Callable[..., Result], lines: list[str], what: str
+    tmp_path: Path, roadtest: Roadtest, lines: list[str], what: str
 ) -> None:
     source = variant(tmp_path, lines)
     out = tmp_path / "t.rtrace"
@@ -367,7 +345,7 @@ def test_a_malformed_i2c_line_is_named(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.rtrace", "variant.txt"]
 
 
-def test_bad_options_are_one_line(tmp_path: Path, roadtest: Callable[..., Result]) -> None:
+def test_bad_options_are_one_line(tmp_path: Path, roadtest: Roadtest) -> None:
     out = tmp_path / "t.rtrace"
     result = roadtest(*import_args(REPORT, out, "0x44", "--model", "roadtest.models.opt3001"))
     assert_one_line_error(result, "--model roadtest.models.opt3001: expected module:Class")
