@@ -157,14 +157,16 @@ def test_as_a_user_runs_it_errors_are_one_line_and_a_closed_pipe_is_quiet(
     tmp_path: Path,
 ) -> None:
     path = make(tmp_path / "a.rtrace", [0x20] * 2000)
-    result = subprocess.run(
-        f"{ROADTEST} trace show {path} | head -1",
-        shell=True,
-        capture_output=True,
-        text=True,
-        check=False,
+    # `roadtest trace show PATH | head -1`, without a shell: head exits after one line.
+    show = subprocess.Popen(
+        [ROADTEST, "trace", "show", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    assert result.stdout.startswith("# ") and result.stderr == ""
+    assert show.stdout is not None and show.stderr is not None
+    head = subprocess.run(["head", "-1"], stdin=show.stdout, capture_output=True, text=True)
+    show.stdout.close()
+    stderr = show.stderr.read().decode()
+    show.wait()
+    assert head.stdout.startswith("# ") and stderr == ""
     cut = tmp_path / "cut.rtrace"
     cut.write_bytes(path.read_bytes()[:-30])
     result = subprocess.run(
