@@ -1,0 +1,112 @@
+"""`roadtest trace show` and `roadtest trace diff`: traces for people to read and review."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+from collections import deque
+from itertools import zip_longest
+from typing import Any
+
+from roadtest.recorder.decode import Decoder, body
+from roadtest.recorder.format import Header, read_trace
+
+_TRACE_CONTEXT = 3  # events shown before and after the first difference
+
+
+def _trace_title(path: str, header: Header) -> list[str]:
+    created = datetime.datetime.fromtimestamp(header.created).isoformat(" ", "seconds")
+    lines = [
+        f"# {path}: {header.compatible} at {header.bus} {header.address:#04x}, "
+        f"model {header.model or '(none)'}, regbytes {header.regbytes} {header.byteorder}",
+        f"# kernel {header.kernel}, test {header.test}, recorded {created}",
+    ]
+    lines += [f"# {key}: {value!r}" for key, value in header.extra.items()]
+    return lines
+
+
+def show(path: str) -> int:
+    """Print a trace, one event a line: seq, ms since the first event, the decoded event."""
+    header, events = read_trace(path)
+    decoder = Decoder(header)
+    try:
+        print("\n".join(_trace_title(path, header)))
+        start: int | None = None
+        for event in events:
+            start = event["t"] if start is None else start
+            ms = (event["t"] - start) / 1e6
+            print(f"{event['seq']:6d} {ms:10.3f} ms  {decoder.describe(event)}")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `roadtest trace show x | head`: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def diff(path_a: str, path_b: str) -> int:
+    """Compare two traces event by event (A as expected, B as actual); 0 same, 1 differ."""
+    header_a, events_a = read_trace(path_a)
+    header_b, events_b = read_trace(path_b)
+    dec_a, dec_b = Decoder(header_a), Decoder(header_b)
+    out: list[str] = []
+    # The device must be the same one; the kernel, test and model may differ (shown only).
+    device_differs = False
+    for key in ("bus", "address", "compatible", "regbytes", "byteorder", "kernel", "test", "model"):
+        va, vb = getattr(header_a, key), getattr(header_b, key)
+        if va != vb:
+            # The address is where the session put the device: it depends on which
+            # tests a run collected, not on the driver.
+            identity = key in ("bus", "compatible", "regbytes", "byteorder")
+            device_differs |= identity
+            shown = f"{va:#04x} vs {vb:#04x}" if key == "address" else f"{va!r} vs {vb!r}"
+            out.append(f"header: {key} {shown}" + ("" if identity else " (not compared)"))
+    before: deque[tuple[int, dict[str, Any]]] = deque(maxlen=_TRACE_CONTEXT)
+    first: list[str] = []
+    after = 0
+    differing = count_a = count_b = 0
+    for index, (x, y) in enumerate(zip_longest(events_a, events_b)):
+        count_a += x is not None
+        count_b += y is not None
+        same = x is not None and y is not None and body(x) == body(y)
+        differing += not same
+        if not first and same:
+            assert x is not None
+            before.append((index, x))
+        elif not first:
+            first = [f"first difference at event {index}:"]
+            first += [f"    {i:6d}  {dec_a.describe(e)}" for i, e in before]
+            first += _diff_pair(index, x, y, path_a, path_b, dec_a, dec_b)
+            if x is not None and y is not None:
+                first.append(f"    => {dec_b.describe_expected_actual(x, y)}")
+        elif after < _TRACE_CONTEXT:
+            after += 1
+            if same:
+                assert x is not None
+                first.append(f"    {index:6d}  {dec_a.describe(x)}")
+            else:
+                first += _diff_pair(index, x, y, path_a, path_b, dec_a, dec_b)
+    out += first
+    if not differing and not device_differs:
+        out.append(f"identical: {count_a} events")
+        print("\n".join(out))
+        return 0
+    out.append(
+        f"{differing} of {max(count_a, count_b)} events differ ({path_a}: {count_a} events, "
+        f"{path_b}: {count_b})"
+    )
+    print("\n".join(out))
+    return 1
+
+
+def _diff_pair(
+    index: int,
+    x: dict[str, Any] | None,
+    y: dict[str, Any] | None,
+    path_a: str,
+    path_b: str,
+    dec_a: Decoder,
+    dec_b: Decoder,
+) -> list[str]:
+    line_a = dec_a.describe(x) if x is not None else f"(end of {path_a})"
+    line_b = dec_b.describe(y) if y is not None else f"(end of {path_b})"
+    return [f"-   {index:6d}  {line_a}", f"+   {index:6d}  {line_b}"]
