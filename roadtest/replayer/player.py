@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel, ModelError
 from roadtest.recorder.decode import Decoder
-from roadtest.recorder.format import Header, read_trace
+from roadtest.recorder.format import Header, load_trace
 from roadtest.recorder.recording import FLAG_M_RD, chip_name, trace_name
 
 if TYPE_CHECKING:
@@ -314,23 +314,11 @@ class ReplayError(RoadtestError):
     pass
 
 
-def _golden_headers(golden: Path) -> list[tuple[Path, Header]]:
-    found: list[tuple[Path, Header]] = []
+def _golden(golden: Path) -> dict[Path, tuple[Header, list[dict[str, Any]]]]:
+    """Every trace under `golden`, read whole up front: bad input is one clear error
+    before any test runs, and each trace is read once."""
     paths = sorted(golden.rglob("*.rtrace")) if golden.is_dir() else []
-    for path in paths:
-        header, events = read_trace(path)
-        for _ in events:  # validate the whole file up front: bad input is one clear error
-            pass
-        found.append((path, header))
-    return found
-
-
-def golden_traces(golden: Path) -> dict[tuple[str, str], Path]:
-    """(test id, device origin) -> trace, for every trace under `golden`."""
-    return {
-        (header.test, str(header.extra.get("device", ""))): path
-        for path, header in _golden_headers(golden)
-    }
+    return {path: load_trace(path) for path in paths}
 
 
 class ReplayHooks:
@@ -342,11 +330,13 @@ class ReplayHooks:
 
     def __init__(self, golden: Path, results: Path | None = None) -> None:
         self.golden = golden
-        headers = _golden_headers(golden)
-        self.traces = {(h.test, str(h.extra.get("device", ""))): p for p, h in headers}
+        self.loaded = _golden(golden)
+        self.traces = {
+            (h.test, str(h.extra.get("device", ""))): p for p, (h, _) in self.loaded.items()
+        }
         # Traces that name no device (imported without --device): (test id, compatible) -> them.
         self.deviceless: dict[tuple[str, str], list[Path]] = {}
-        for path, header in headers:
+        for path, (header, _) in self.loaded.items():
             if not header.extra.get("device"):
                 self.deviceless.setdefault((header.test, header.compatible), []).append(path)
         self._claimed: dict[tuple[str, Path], str] = {}  # (test id, trace) -> the device using it
@@ -362,10 +352,10 @@ class ReplayHooks:
                 f"(expected something like {chip_name(bound.device.compatible)}/"
                 f"{trace_name(test_id)}.rtrace): record it with `roadtest record`"
             )
-        header, events = read_trace(path)
+        header, events = self.loaded[path]
         # A trace without a model (imported from hardware) has only the trace to go by.
         shadow = bound.model if header.model else None
-        player = TracePlayer(path, header, list(events), shadow, bound.lines)
+        player = TracePlayer(path, header, events, shadow, bound.lines)
         for line in bound.lines.values():
             line.observers.append(player.observe_gpio)
         self.players[id(bound)] = player
