@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 
 from roadtest.errors import RoadtestError
 from roadtest.kernel.build import Kernel
+from roadtest.kernel.modinfo import read_modinfo
 from roadtest.kernel.runner import Runner, parallel_jobs
-from roadtest.kernel.source import _patch_failure
+from roadtest.kernel.source import apply_patch
 
 
 @dataclass(frozen=True)
@@ -84,24 +84,13 @@ def prepare_module_tree(
     for patch in patches:
         if not patch.is_file():
             raise RoadtestError(f"patch {patch} not found")
-        result = runner.run(
-            [
-                "patch",
-                "-p1",
-                "--forward",
-                "--batch",
-                "--fuzz=0",
-                "--no-backup-if-mismatch",
-                "--reject-file=-",
-                "-i",
-                str(patch.resolve()),
-            ],
-            cwd=dest,
+        failure = apply_patch(
+            runner, patch, dest, "--fuzz=0", "--no-backup-if-mismatch", "--reject-file=-"
         )
-        if result.returncode != 0:
+        if failure is not None:
             raise RoadtestError(
                 f"patch {patch} does not apply to {src} of {source_dir} "
-                f"({_patch_failure(result.tail)}); full log: {runner.log_path}"
+                f"({failure}); full log: {runner.log_path}"
             )
     tree = ModuleTree(dest / src.parent, src.stem)
     (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name))
@@ -111,15 +100,10 @@ def prepare_module_tree(
 def vermagic(ko: Path) -> str:
     """The module's vermagic string ("" if it has none)."""
     try:
-        with ko.open("rb") as f:
-            section = ELFFile(f).get_section_by_name(".modinfo")
-            data: bytes = section.data() if section is not None else b""
+        info = read_modinfo(ko)
     except (OSError, ELFError) as err:
         raise RoadtestError(f"{ko}: not a kernel module ({err})") from None
-    for entry in data.split(b"\0"):
-        if entry.startswith(b"vermagic="):
-            return entry.removeprefix(b"vermagic=").decode("utf-8", "replace")
-    return ""
+    return info.get("vermagic", [""])[0]
 
 
 def build_external_module(

@@ -116,6 +116,15 @@ def _display(path: Path, repo_root: Path) -> str:
         return str(path)
 
 
+def apply_patch(runner: Runner, patch: Path, cwd: Path, *options: str) -> str | None:
+    """`patch -p1 --forward --batch [options]` of `patch` in `cwd`; None when it applied,
+    else the line of patch's output that says what went wrong."""
+    result = runner.run(
+        ["patch", "-p1", "--forward", "--batch", *options, "-i", str(patch.resolve())], cwd=cwd
+    )
+    return None if result.returncode == 0 else _patch_failure(result.tail)
+
+
 def _patch_failure(tail: list[str]) -> str:
     """The line of patch's output that says what went wrong."""
     keys = (
@@ -178,13 +187,11 @@ def prepare_source(
         if patches:
             progress(f"kernel: applying {len(patches)} patch{'es' if len(patches) > 1 else ''}")
         for patch in patches:
-            result = runner.run(
-                ["patch", "-p1", "--forward", "--batch", "-i", str(patch.resolve())], cwd=top
-            )
-            if result.returncode != 0:
+            failure = apply_patch(runner, patch, top)
+            if failure is not None:
                 raise RoadtestError(
                     f"kernel patch {_display(patch, repo_root)} does not apply to "
-                    f"{identity.describe()} ({_patch_failure(result.tail)}): refresh it against "
+                    f"{identity.describe()} ({failure}): refresh it against "
                     f"that tree; full log: {runner.log_path}"
                 )
         (tmp / MARKER).write_text(

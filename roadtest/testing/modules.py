@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 
 from roadtest.errors import RoadtestError
+from roadtest.kernel.modinfo import read_modinfo
 
 
 class ModuleError(RoadtestError):
@@ -27,19 +27,6 @@ class ModuleInfo:
     aliases: tuple[str, ...]
     depends: tuple[str, ...]
     fields: dict[str, list[str]] = field(hash=False, compare=False)
-
-
-def read_modinfo(path: Path) -> dict[str, list[str]]:
-    """The key=value strings of a module's .modinfo section (keys may repeat)."""
-    with path.open("rb") as f:
-        section = ELFFile(f).get_section_by_name(".modinfo")
-        data: bytes = section.data() if section is not None else b""
-    info: dict[str, list[str]] = {}
-    for entry in data.split(b"\0"):
-        key, sep, value = entry.decode("utf-8", "replace").partition("=")
-        if sep:
-            info.setdefault(key, []).append(value)
-    return info
 
 
 def _module_name(path: Path, info: dict[str, list[str]]) -> str:

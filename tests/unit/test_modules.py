@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import make_ko
 
-from roadtest.testing.modules import ModuleError, ModuleIndex, read_modinfo
+from roadtest.kernel.modinfo import read_modinfo
+from roadtest.testing.modules import ModuleError, ModuleIndex
 
 
 @pytest.fixture
