@@ -2,6 +2,7 @@
 
 UML runs in its own session so that one killpg() ends it and every host
 process it forked; PR_SET_PDEATHSIG ends it if the test process dies first.
+It is started through sandbox.py, which confines it on the host.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import roadtest
 import roadtest.guest
 from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import Channel, ProtocolError
+from roadtest.machine import sandbox
 from roadtest.machine.console import Console
 
 _PR_SET_PDEATHSIG = 1
@@ -119,9 +121,12 @@ class UMLGuest:
             "-S",
             str(Path(roadtest.guest.__file__).with_name("init.py")),
         ]
+        # The guest is untrusted: confine UML on the host (sandbox.py says how).
+        launcher = [cfg.python, "-I", "-S", str(Path(sandbox.__file__)), "--writable"]
+        launcher.append(str(self.workdir))
         if cfg.cpu is not None:
-            args = ["taskset", "-c", str(cfg.cpu)] + args
-        return args
+            launcher += ["--cpu", str(cfg.cpu)]
+        return [*launcher, "--", *args]
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -150,7 +155,9 @@ class UMLGuest:
             ready = self._agent.wait_ready(self.config.boot_timeout)
         except ProtocolError as err:
             self.kill()
-            raise GuestError(f"guest did not boot ({err}); console: {self.console_log}") from err
+            why = [line for line in self.console.lines_since(0) if "roadtest sandbox:" in line]
+            reason = why[-1].strip() if why else str(err)
+            raise GuestError(f"guest did not boot ({reason}); console: {self.console_log}") from err
         self.boot_seconds = time.monotonic() - started
         self.release = str(ready.get("release", ""))
 

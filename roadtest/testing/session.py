@@ -90,6 +90,10 @@ class RoadtestSession:
     ) -> None:
         self.kernel = kernel
         self.workdir = workdir
+        # The guest can make set-uid files in its own work dir (a subdirectory):
+        # no other host user may reach them.
+        workdir.mkdir(parents=True, exist_ok=True)
+        workdir.chmod(0o700)
         self.layout = Layout(devices)
         self.modules = ModuleIndex(kernel.modules_dir)
         for path in module_overrides or []:
