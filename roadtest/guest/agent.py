@@ -34,8 +34,25 @@ def _check(ret: int, what: str) -> int:
 
 
 def read_file(path: str) -> bytes:
-    with open(path, "rb", buffering=0) as f:
-        return f.read()
+    """The whole file. Never blocks the agent: a file with nothing to read yet (a device
+    node, or a sysfs attribute whose show() says -EAGAIN) raises OSError(EAGAIN)."""
+    # Not FileIO.readall(): it returns None, not an error, when read(2) says EAGAIN.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        chunks: list[bytes] = []
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                if chunks:  # what there is, of a file that never ends (a FIFO, a device)
+                    break
+                raise
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def write_file(path: str, data: bytes) -> None:

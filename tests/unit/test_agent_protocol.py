@@ -99,6 +99,23 @@ def test_guest_errno_comes_back_as_oserror(client: AgentClient, tmp_path: Path) 
     assert bad_fd.value.errno == errno.EBADF
 
 
+def test_a_file_with_nothing_to_read_yet_is_eagain(client: AgentClient, tmp_path: Path) -> None:
+    """Like a hwmon attribute before its first conversion (show() returns -EAGAIN), or a
+    device node with no data: an OSError with the guest's errno, and the agent never blocks."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer exists, with nothing written
+    try:
+        with pytest.raises(OSError) as info:
+            client.read_file(str(fifo))
+        assert info.value.errno == errno.EAGAIN
+        assert not isinstance(info.value, AgentTimeout)
+        os.write(writer, b"1234\n")
+        assert client.read_file(str(fifo)) == b"1234\n"
+    finally:
+        os.close(writer)  # ends a read that blocked, so the agent can stop
+
+
 def test_unknown_op_and_bad_arguments_are_einval(client: AgentClient) -> None:
     with pytest.raises(OSError) as unknown:
         client.call("format_disk")
