@@ -29,6 +29,9 @@ HEADER = """\
 #include <dt-bindings/gpio/gpio.h>
 #include <dt-bindings/interrupt-controller/irq.h>
 / {{
+    /* A root without one makes of_have_populated_dt() false, and the regulator
+       core then refuses dummy supplies: drivers with an unnamed supply fail probe. */
+    compatible = "roadtest,uml";
     #address-cells = <2>;
     #size-cells = <2>;
     virtio@0 {{
