@@ -165,9 +165,9 @@ class RoadtestSession:
         return GuestPath(self.ensure_guest().agent, path)
 
     # Devices
-    def load_driver(self, compatible: str) -> None:
+    def load_driver(self, compatible: str, bus: str = "") -> None:
         agent = self.ensure_guest().agent
-        module = self.modules.for_compatible(compatible)
+        module = self.modules.for_compatible(compatible, bus)
         for mod in self.modules.load_order(module):
             if not agent.exists(f"/sys/module/{mod.name}"):
                 agent.load_module(str(mod.path))
@@ -229,7 +229,7 @@ class RoadtestSession:
 
     def bind(self, bound: Bound) -> None:
         compatible = bound.device.compatible
-        self.load_driver(compatible)
+        self.load_driver(compatible, bound.bus)
         if isinstance(bound, BoundDevice):
             self.hooks.marker(bound, "bind", None)  # not the name: its address depends on the run
         agent = self.ensure_guest().agent

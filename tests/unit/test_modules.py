@@ -29,6 +29,14 @@ def modules(tmp_path: Path) -> Path:
         "name=industrialio_buffer",
     )
     make_ko(root / "kernel/drivers/iio/industrialio.ko", "depends=", "name=industrialio")
+    # A driver with no OF match table: it binds through its i2c_device_id table only.
+    make_ko(
+        root / "kernel/drivers/hwmon/sensor9.ko",
+        "alias=i2c:sensor9",
+        "alias=i2c:sensor9b",
+        "depends=",
+        "name=sensor9",
+    )
     make_ko(
         root / "kernel/drivers/misc/broken.ko",
         "alias=of:N*T*Cacme,broken",
@@ -99,3 +107,14 @@ def test_an_override_that_is_not_a_module_is_one_clear_error(tmp_path: Path) -> 
     plain = make_ko(tmp_path / "plain.ko", "name=plain")
     with pytest.raises(ModuleError, match="no .modinfo vermagic"):
         index.override(plain)
+
+
+def test_an_i2c_device_finds_a_driver_by_its_i2c_id_table(modules: Path) -> None:
+    # The I2C core names a devicetree client after the part of its compatible after the
+    # first comma, and matches that against the driver's i2c_device_id table.
+    index = ModuleIndex(modules)
+    assert index.for_compatible("acme,sensor9b", "i2c").name == "sensor9"
+    with pytest.raises(ModuleError, match="add the driver's CONFIG_"):
+        index.for_compatible("acme,sensor9b", "platform")
+    with pytest.raises(ModuleError):
+        index.for_compatible("other,sensor9c", "i2c")
