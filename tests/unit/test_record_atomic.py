@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
+from roadtest.cli import main
 from roadtest.recorder import record_command
+from roadtest.recorder.format import Header, write_trace_atomic
 from roadtest.recorder.record_command import record
 
 OLD = {
@@ -281,4 +283,47 @@ def test_the_switch_defers_a_signal_until_it_is_done(tmp_path: Path) -> None:
         record_command.switch = real  # type: ignore[assignment]
         signals.restore(previous)
     assert tree(out) == NEW
+    assert left_next_to(out) == []
+
+
+def write_real_trace(path: Path, test: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = Header(kernel="k", test=test, address=0x48, compatible="ti,tps62864")
+    write_trace_atomic(path, header, [])
+
+
+def test_traces_of_tests_that_are_gone_are_kept_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "repo"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_x.py").write_text("def test_a(guest):\n    pass\n")
+    out = tmp_path / "traces"
+    write_real_trace(out / "tps62864" / "test_a.rtrace", "tests/test_x.py::test_a")
+    write_real_trace(out / "tps62864" / "test_old.rtrace", "tests/test_x.py::test_old")
+    write_real_trace(out / "opt3001" / "test_y.rtrace", "tests/test_gone.py::test_y")
+    before = tree(out)
+    assert record([], out, fake_run({"tps62864/test_a.rtrace": b"new a"}, 0), root) == 0
+    assert tree(out) == {**before, "tps62864/test_a.rtrace": b"new a"}
+    printed = capsys.readouterr().out.splitlines()
+    # Only in the chip directories it recorded: the rest is not this run's business.
+    assert printed[1:] == [
+        f"roadtest record: {out / 'tps62864' / 'test_old.rtrace'}: its test no longer exists; "
+        "delete it"
+    ]
+
+
+def test_replay_first_finishes_a_switch_a_kill_cut_in_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed between the two renames (no RENAME_EXCHANGE): the golden dir is not there."""
+    out = tmp_path / "traces"
+    work = tmp_path / f".traces.record-{dead_pid()}"
+    write_real_trace(work / "new" / "tps62864" / "test_a.rtrace", "tests/nowhere.py::test_a")
+    make_tree(work / "old", OLD)
+    status = main(["replay", "--golden", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2
+    # It read the new tree (and stopped at its unknown test), not "no such directory".
+    assert "tests/nowhere.py::test_a no longer exists" in err
     assert left_next_to(out) == []
