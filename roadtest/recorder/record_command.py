@@ -92,12 +92,19 @@ def settle(out: Path) -> None:
                 shutil.rmtree(path, ignore_errors=True)
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    # A link costs nothing, and the old tree's file is never written to (only replaced).
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copy2(source, target)
+
+
 def switch(out: Path, staging: Path, work: Path) -> list[Path]:
     """Make `out` the old tree with the traces under `staging` over it, in one step."""
     new = work / "new"
     if out.is_dir():
-        # Links, not copies: the old files stay as they are, and cost nothing.
-        shutil.copytree(out, new, symlinks=True, copy_function=os.link)
+        shutil.copytree(out, new, symlinks=True, copy_function=_link_or_copy)
     else:
         new.mkdir()
     written = []

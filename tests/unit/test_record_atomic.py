@@ -105,10 +105,16 @@ def killed_at(step: int, out: Path) -> bool:
     return False
 
 
-@pytest.fixture(params=["exchange", "two renames"])
+def no_link(source: Any, target: Any) -> None:
+    raise PermissionError(1, "Operation not permitted")
+
+
+@pytest.fixture(params=["exchange", "two renames", "no hard links"])
 def how(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if request.param == "two renames":  # a file system without RENAME_EXCHANGE
         monkeypatch.setattr(record_command, "_exchange", lambda a, b: False)
+    if request.param == "no hard links":
+        monkeypatch.setattr(os, "link", no_link)
     yield request.param
 
 
