@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from roadtest import signals
 from roadtest.errors import RoadtestError
 
 
@@ -53,12 +54,16 @@ def run_pytest(pytest_args: list[str]) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
 
-    return record(list(args.pytest_args), Path(args.out), run_pytest)
+    return record(list(args.pytest_args), Path(args.out), run_pytest, _repo_root())
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from roadtest.recorder.record_command import settle
     from roadtest.replayer.replay_command import replay
 
+    golden = Path(args.golden)
+    for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
+        settle(out)  # a record killed while switching the tree: finish it before reading
     return replay(Path(args.golden), list(args.selection), _repo_root(), run_pytest)
 
 
@@ -232,14 +237,18 @@ def main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
     else:
         args = parser().parse_args(argv)
+    previous = signals.install()
     try:
         status: int = args.func(args)
+        signals.check()  # pytest swallows KeyboardInterrupt: replay printed its summary
     except RoadtestError as err:
         print(f"roadtest: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("roadtest: interrupted", file=sys.stderr)
-        return 130
+        print(f"roadtest: {signals.describe()}", file=sys.stderr)
+        return signals.exit_status()
+    finally:
+        signals.restore(previous)
     return status
 
 

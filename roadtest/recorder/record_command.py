@@ -1,16 +1,36 @@
 """`roadtest record`: run tests with live models and write their golden traces.
 
-Traces go to a staging directory next to the output first and are moved into
-place only when the whole run passed, so an interrupted or failing record
-leaves the previous golden traces as they were.
+The output DIR is only ever the old tree or the complete new one, even after
+SIGKILL. The tests write into `.<DIR>.record-<pid>/staging`, next to DIR and
+outside it (replay reads every trace under DIR). After a passing run, `new`
+beside it gets the whole new tree, hard links of DIR's files with the
+recorded traces over them, and one rename(RENAME_EXCHANGE) swaps it with DIR.
+Where the file system cannot exchange, DIR goes to `old` and `new` to DIR,
+and `settle()` finishes that switch if a kill came between the two renames.
+Every record and replay settles first: the work directories of dead
+processes are finished or removed.
+
+What a run replaces: the traces it wrote. Traces it did not write stay, also
+those whose test is gone (record names them, for the user to delete).
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+
+from roadtest import signals
+from roadtest.errors import RoadtestError
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_WORK = re.compile(r"^\.(?P<out>.+)\.record-(?P<pid>\d+)$")
+_OLD_STAGING = re.compile(r"^\.record-(?P<pid>\d+)$")  # inside DIR, before it moved out
 
 
 def _shown(path: Path) -> str:
@@ -20,24 +40,144 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def record(pytest_args: list[str], out: Path, run_pytest: Callable[[list[str]], int]) -> int:
-    out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".record-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
+def work_dir(out: Path, pid: int) -> Path:
+    return out.parent / f".{out.name}.record-{pid}"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"  # a zombie is dead, only not reaped
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one step; False where the system or file system cannot."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+def _finish(out: Path, work: Path) -> None:
+    """Complete or undo the switch of `work` (whose process is gone or done), then remove it."""
+    new, old = work / "new", work / "old"
+    if not out.exists() and new.is_dir() and old.is_dir():
+        os.rename(new, out)  # the two-rename switch lost DIR between its steps: roll forward
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def settle(out: Path) -> None:
+    """Finish the switches and remove the staging that killed records of `out` left."""
+    out = out.resolve()
+    if out.parent.is_dir():
+        for path in out.parent.iterdir():
+            match = _WORK.match(path.name)
+            if match and match["out"] == out.name and not _alive(int(match["pid"])):
+                _finish(out, path)
+    if out.is_dir():
+        for path in out.iterdir():
+            match = _OLD_STAGING.match(path.name)
+            if match and path.is_dir() and not _alive(int(match["pid"])):
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    # A link costs nothing, and the old tree's file is never written to (only replaced).
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copy2(source, target)
+
+
+def switch(out: Path, staging: Path, work: Path) -> list[Path]:
+    """Make `out` the old tree with the traces under `staging` over it, in one step."""
+    new = work / "new"
+    if out.is_dir():
+        shutil.copytree(out, new, symlinks=True, copy_function=_link_or_copy)
+    else:
+        new.mkdir()
+    written = []
+    for trace in sorted(staging.rglob("*.rtrace")):
+        relative = trace.relative_to(staging)
+        target = new / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(trace, target)  # replaces the link; the old tree's file is untouched
+        written.append(out / relative)
+    if not out.exists():
+        os.rename(new, out)
+    elif not _exchange(new, out):
+        os.rename(out, work / "old")
+        try:
+            os.rename(new, out)
+        except OSError:
+            os.rename(work / "old", out)
+            raise
+    return written
+
+
+def _gone_tests(out: Path, written: list[Path], root: Path) -> list[Path]:
+    """Traces in the chip directories just recorded whose test no longer exists."""
+    from roadtest.recorder.format import read_trace
+    from roadtest.replayer.replay_command import _test_exists as test_exists
+
+    gone = []
+    for chip in sorted({p.parent for p in written}):
+        for path in sorted(set(chip.glob("*.rtrace")) - set(written)):
+            try:
+                header, _ = read_trace(path)
+            except Exception:  # not ours to judge here: replay reports unreadable traces
+                continue
+            if not test_exists(root, header.test):
+                gone.append(path)
+    return gone
+
+
+def record(
+    pytest_args: list[str],
+    out: Path,
+    run_pytest: Callable[[list[str]], int],
+    root: Path | None = None,
+) -> int:
+    out = out.resolve()
+    if out.exists() and not out.is_dir():
+        raise RoadtestError(f"--out {out}: not a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    settle(out)
+    work = work_dir(out, os.getpid())
+    shutil.rmtree(work, ignore_errors=True)
+    staging = work / "staging"
+    staging.mkdir(parents=True)
     try:
         status = run_pytest([f"--roadtest-record={staging}", *pytest_args])
-        traces = sorted(staging.rglob("*.rtrace")) if staging.exists() else []
+        signals.check()  # pytest returns on SIGINT/SIGTERM: then nothing is switched
         if status != 0:
             print(f"roadtest record: the tests did not pass; the traces in {out} are unchanged")
             return status
-        if not traces:
+        if not any(staging.rglob("*.rtrace")):
             print("roadtest record: no test used an I2C device; nothing was recorded")
             return 1
-        for trace in traces:
-            target = out / trace.relative_to(staging)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(trace, target)
-            print(f"recorded {_shown(target)}")
+        with signals.deferred():  # a signal now would only leave the user guessing
+            try:
+                written = switch(out, staging, work)
+            except OSError as err:
+                raise RoadtestError(
+                    f"cannot put the new traces in place ({err}); {out} is unchanged"
+                ) from None
+            for target in written:
+                print(f"recorded {_shown(target)}")
+        for path in _gone_tests(out, written, root) if root is not None else []:
+            print(f"roadtest record: {_shown(path)}: its test no longer exists; delete it")
         return 0
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        _finish(out, work)

@@ -45,6 +45,7 @@ from roadtest.recorder.format import I2C_FAIL_NEXT, I2C_M_RD, Header, write_trac
 DAT_MAGIC: Final = b"\x17\x08\x44tracing"
 LINUX_I2C_M_RD: Final = 0x0001
 EVENTS: Final = ("i2c_write", "i2c_read", "i2c_reply", "i2c_result")
+MAX_NS: Final = 2**64 - 1  # the largest integer msgpack holds: an event's "t" must fit
 
 # "  <comm>-<pid>  [cpu]  <secs>.<frac>: <event>:  <fields>", as trace-cmd report prints
 # it (and the kernel's own trace file, with its latency flags before the timestamp).
@@ -179,6 +180,12 @@ def parse_report(lines: Iterable[str], addr: int, source: str) -> Capture:
         if event not in EVENTS:
             continue
         t = _ns(match["secs"], match["frac"])
+        if t > MAX_NS:
+            raise error(
+                number,
+                f"timestamp {match['secs']}.{match['frac']} s is more than a trace holds "
+                "(2^64 ns, 584 years): a damaged line?",
+            )
         if event == "i2c_result":
             result = _RESULT.match(body)
             if result is None:
@@ -315,7 +322,7 @@ def _trace_cmd() -> str:
 
 def _first_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else "no message"
+    return lines[0] if lines else ""
 
 
 def _dat_release(program: str, path: Path) -> str:
@@ -352,10 +359,9 @@ def read_capture(path: Path, addr: int) -> Capture:
     if b"\0" in head:
         raise not_report
     try:
-        with path.open(encoding="utf-8") as text:
+        # Tolerant, like the trace.dat path: task names are whatever the board's were.
+        with path.open(encoding="utf-8", errors="replace") as text:
             return parse_report(text, addr, str(path))
-    except UnicodeDecodeError:
-        raise not_report from None
     except _NoEvents:
         raise not_report from None
 
@@ -384,10 +390,16 @@ def _read_dat(path: Path, addr: int) -> Capture:
             if proc.poll() is None:  # a parse error stopped reading: trace-cmd need not go on
                 proc.kill()
                 proc.wait()
-        if status != 0 or capture is None:
-            stderr.seek(0)
-            message = _first_line(stderr.read().decode(errors="replace"))
-            raise TraceCmdError(f"{path}: `trace-cmd report` failed: {message}")
+        stderr.seek(0)
+        message = _first_line(stderr.read().decode(errors="replace"))
+        if status != 0:
+            raise TraceCmdError(f"{path}: `trace-cmd report` failed: {message or 'no message'}")
+        if capture is None:
+            said = f" ({message})" if message else ""
+            raise TraceCmdError(
+                f"{path}: `trace-cmd report` printed no events{said}: the trace.dat is empty "
+                "or damaged"
+            )
     capture.kernel = capture.kernel or release
     return capture
 

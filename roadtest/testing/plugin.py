@@ -239,6 +239,11 @@ def guest(
     tracecmd_capture.start_test(request.config, guest)
     yield session
     session.detach_all()
+    if request.session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        # Torn down after Ctrl-C/SIGTERM, outside any test: a failure raised here would
+        # escape pytest.main as a traceback, and the guest was stopped mid-call anyway.
+        session.test_id = ""
+        return
     session.problems += tracecmd_capture.finish_test(request.config, guest, request.node.nodeid)
     session.test_id = ""
     if guest.alive:
