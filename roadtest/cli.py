@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
@@ -50,15 +51,33 @@ def run_pytest(pytest_args: list[str]) -> int:
     return int(pytest.main(pytest_args))
 
 
+def _writable_dir(option: str, value: str) -> Path:
+    """`value` as a directory that exists (made now) and can be written to, or RoadtestError:
+    known before any test runs, not as an OSError after them."""
+    if not value:
+        raise RoadtestError(f"{option} needs a directory")
+    path = Path(value)
+    try:
+        if path.exists() and not path.is_dir():
+            raise RoadtestError(f"{option} {value}: not a directory")
+        path.mkdir(parents=True, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix=".roadtest-probe-", dir=path))  # writable, even as root
+    except OSError as err:
+        raise RoadtestError(f"{option} {value}: {err.strerror or err}") from None
+    return path
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
 
-    return record(list(args.pytest_args), Path(args.out), run_pytest)
+    return record(list(args.pytest_args), _writable_dir("--out", args.out), run_pytest)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from roadtest.replayer.replay_command import replay
 
+    if not args.golden:  # Path("") would be the current directory
+        raise RoadtestError("--golden needs a directory")
     return replay(Path(args.golden), list(args.selection), _repo_root(), run_pytest)
 
 
@@ -224,15 +243,15 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
-        # Everything after `run` is pytest's, options first included (argparse would eat them).
-        args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
-    elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
-        rest, out = _take_option(argv[1:], "--out", str(_repo_root() / "traces"))
-        args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
-    else:
-        args = parser().parse_args(argv)
     try:
+        if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
+            # Everything after `run` is pytest's, options first included (argparse would eat them).
+            args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
+        elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
+            rest, out = _take_option(argv[1:], "--out", str(_repo_root() / "traces"))
+            args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
+        else:
+            args = parser().parse_args(argv)
         status: int = args.func(args)
     except RoadtestError as err:
         print(f"roadtest: {err}", file=sys.stderr)

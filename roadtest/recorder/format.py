@@ -117,15 +117,15 @@ class TraceError(RoadtestError):
         self.what = what
         self.in_stream = in_stream
         self.seq = seq
-        # A file name from someone else's golden directory goes to a terminal too.
-        shown = printable(self.path, _MAX_SHOWN)
         if offset is None:
-            message = f"{shown}: {what}"
+            detail = what
         elif in_stream:
-            message = f"{shown}: byte {offset} of the decompressed stream: {what}"
+            detail = f"byte {offset} of the decompressed stream: {what}"
         else:
-            message = f"{shown}: byte {offset}: {what}"
-        super().__init__(printable(message))
+            detail = f"byte {offset}: {what}"
+        self.detail = printable(detail)  # the message without the path
+        # A file name from someone else's golden directory goes to a terminal too.
+        super().__init__(f"{printable(self.path, _MAX_SHOWN)}: {self.detail}")
 
 
 _MAX_SHOWN: Final = 400  # characters of one value in a message
@@ -852,6 +852,12 @@ def read_trace(
     """
     reader = TraceReader(path, strict=strict)
     return reader.header, reader
+
+
+def read_header(path: str | os.PathLike[str]) -> Header:
+    """The trace's header alone (TraceError if it cannot be read)."""
+    with TraceReader(path) as reader:
+        return reader.header
 
 
 def load_trace(

@@ -66,7 +66,9 @@ def diff(path_a: str, path_b: str) -> int:
             # tests a run collected, not on the driver.
             identity = key in ("bus", "compatible", "regbytes", "byteorder")
             device_differs |= identity
-            values = f"{va:#04x} vs {vb:#04x}" if key == "address" else f"{shown(va)} vs {shown(vb)}"
+            values = (
+                f"{va:#04x} vs {vb:#04x}" if key == "address" else f"{shown(va)} vs {shown(vb)}"
+            )
             out.append(f"header: {key} {values}" + ("" if identity else " (not compared)"))
     before: deque[tuple[int, dict[str, Any]]] = deque(maxlen=_TRACE_CONTEXT)
     first: list[str] = []
