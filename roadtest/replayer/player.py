@@ -15,6 +15,11 @@ requests, must come in the recorded order. Without a model (a trace imported
 from real hardware), the player raises the recorded interrupts itself:
 those recorded after transfer k right after the driver's transfer k, those
 before any transfer when the device is bound.
+
+The player reads the trace as it goes and forgets what is well behind it, so
+a long trace costs little memory (bench/bench_replay_memory.py). A trace that
+turns out damaged part-way fails its replay there, in one line; the events
+before the damage were played (the reader's valid-prefix guarantee).
 """
 
 from __future__ import annotations
