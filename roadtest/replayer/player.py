@@ -151,6 +151,7 @@ class TracePlayer(I2CModel):
         lines: dict[str, GpioLine],
     ) -> None:
         self.path = path
+        self.shown_path = printable(str(path))  # a file name from elsewhere, for messages
         self.header = header
         self.events = _Events(events)
         self.shadow = shadow
@@ -214,18 +215,18 @@ class TracePlayer(I2CModel):
         if not self.failure:
             self.damaged = True
             self.summary = f"the trace is damaged: {self.events.error.detail}"
-            self.failure = f"replay of {printable(str(self.path))}: {self.summary}"
+            self.failure = f"replay of {self.shown_path}: {self.summary}"
         return ModelError(self.failure)
 
     def _diverge(self, why: str) -> ModelError:
         if self.failure:
-            return ModelError(f"replay of {self.path} stopped at its divergence")
+            return ModelError(f"replay of {self.shown_path} stopped at its divergence")
         index = self.pos
         before = self.events.before(index)
         self.events.drain()  # for the number of transfers
         total = f"{self.transfers}" if self.events.error is None else f"at least {self.transfers}"
         self.summary = f"diverged at event {index} (transfer {self.consumed + 1} of {total}): {why}"
-        lines = [f"replay of {printable(str(self.path))}: the driver {self.summary}"]
+        lines = [f"replay of {self.shown_path}: the driver {self.summary}"]
         if before:
             lines.append("  events before it:")
             lines += [f"    #{e['seq']} {self.decoder.describe(e)}" for e in before]
@@ -241,7 +242,7 @@ class TracePlayer(I2CModel):
     def _check(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Match the driver's next message against the trace; returns the recorded one."""
         if self.failure:
-            raise ModelError(f"replay of {self.path} stopped at its divergence")
+            raise ModelError(f"replay of {self.shown_path} stopped at its divergence")
         actual = self._actual.msgs
         actual.append(msg)
         expected = self._expected
@@ -305,7 +306,7 @@ class TracePlayer(I2CModel):
         with self._lock:
             want = self._check({"flags": 0, "len": len(data), "data": bytes(data), "status": 0})
         if want["status"]:
-            raise ModelError(f"replay: the recorded device NACKed this write ({self.path})")
+            raise ModelError(f"replay: the recorded device NACKed this write ({self.shown_path})")
         if self.shadow is not None:
             self.shadow.write(data)
 
@@ -313,7 +314,7 @@ class TracePlayer(I2CModel):
         with self._lock:
             want = self._check({"flags": FLAG_M_RD, "len": length, "data": b"", "status": 0})
         if want["status"]:
-            raise ModelError(f"replay: the recorded device NACKed this read ({self.path})")
+            raise ModelError(f"replay: the recorded device NACKed this read ({self.shown_path})")
         if self.shadow is not None:
             self.shadow.read(length)  # for its side effects (data-ready bits and the like)
         data: bytes = want["data"]
@@ -381,7 +382,7 @@ class TracePlayer(I2CModel):
                 )
             else:
                 return ""
-            self.failure = f"replay of {printable(str(self.path))}: {self.summary}"
+            self.failure = f"replay of {self.shown_path}: {self.summary}"
             return self.failure
 
 
@@ -482,15 +483,15 @@ class ReplayHooks:
         if len(paths) > 1:
             raise ReplayError(
                 f"{len(paths)} golden traces for {test_id} and {compatible} name no device "
-                f"({', '.join(map(str, paths))}): import them with --device ORIGIN"
+                f"({printable(', '.join(map(str, paths)))}): import them with --device ORIGIN"
             )
         if not paths:
             return None
         claimed = self._claimed.setdefault((test_id, paths[0]), origin)
         if claimed != origin:
             raise ReplayError(
-                f"{paths[0]} names no device, and {test_id} has two {compatible} devices "
-                f"({claimed}, {origin}): import it with --device ORIGIN"
+                f"{printable(str(paths[0]))} names no device, and {test_id} has two "
+                f"{compatible} devices ({claimed}, {origin}): import it with --device ORIGIN"
             )
         return paths[0]
 
