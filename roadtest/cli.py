@@ -232,7 +232,7 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
     for arg in it:
         if arg == name:
             value = next(it, "")
-            if not value:
+            if not value or value.startswith("-"):  # not the next option taken as its value
                 raise RoadtestError(f"{name} needs a value")
         elif arg.startswith(name + "="):
             value = arg.split("=", 1)[1]
