@@ -34,7 +34,7 @@ class Golden:
         if first is not None:
             header = self.headers[path]
             return (
-                f"not played: {first} is a trace of the same test and device "
+                f"{first} is a trace of the same test and device "
                 f"({header.test}, {header.extra.get('device')}), and only one is played"
             )
         return ""

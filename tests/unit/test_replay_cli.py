@@ -192,7 +192,7 @@ def test_a_shadowed_copy_says_which_trace_was_played(
     played = golden / "copy" / "test_a-p.rtrace"  # the first in path order
     assert lines["copy/test_a-p.rtrace"].startswith("ok|")
     shadowed = lines["tps62864/test_a-p.rtrace"]
-    assert shadowed.startswith(f"NOT PLAYED|not played: {played} is a trace of the same test")
+    assert shadowed.startswith(f"NOT PLAYED|{played} is a trace of the same test")
     assert "did not attach" not in shadowed
 
 
