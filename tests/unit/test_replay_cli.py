@@ -307,3 +307,28 @@ def test_record_out_is_checked_before_anything_runs(
         assert "needs a" in one_error_line(roadtest("record", "--out", "-k", "x"))
     assert line.startswith("roadtest: --out")
     assert file.read_text() == "mine"
+
+
+def test_the_player_holds_a_window_of_the_trace_not_all_of_it(tmp_path: Path) -> None:
+    # An 18 MB trace took 810 MB when replay loaded it whole (bench/bench_replay_memory.py).
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864", regbytes=1)
+    header.extra["device"] = "test_x.DEV"
+    read = [
+        {"flags": 1, "len": 1, "data": b"\x01", "status": 0},
+        {"flags": 2, "len": 1, "data": b"\x64", "status": 0},
+    ]
+    count = 20_000
+    write_trace_atomic(tmp_path / "big.rtrace", header, [{"kind": "i2c", "msgs": read}] * count)
+    hooks = ReplayHooks(tmp_path)
+    dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
+    player = hooks.attached(TEST, dev)
+    held = 0
+    for _ in range(count):
+        player.start_transfer()
+        player.write(b"\x01")
+        player.read(1)
+        player.end_transfer()
+        held = max(held, len(player.events._buf))  # type: ignore[attr-defined]
+    assert hooks.detached(dev) == []
+    assert hooks.outcomes[0].transfers == count
+    assert held < count // 4
