@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from roadtest import signals
@@ -51,16 +52,36 @@ def run_pytest(pytest_args: list[str]) -> int:
     return int(pytest.main(pytest_args))
 
 
+def _writable_dir(option: str, value: str) -> Path:
+    """`value` as a directory that exists (made now) and can be written to, or RoadtestError:
+    known before any test runs, not as an OSError after them."""
+    if not value:
+        raise RoadtestError(f"{option} needs a directory")
+    path = Path(value)
+    try:
+        if path.exists() and not path.is_dir():
+            raise RoadtestError(f"{option} {value}: not a directory")
+        path.mkdir(parents=True, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix=".roadtest-probe-", dir=path))  # writable, even as root
+    except OSError as err:
+        raise RoadtestError(f"{option} {value}: {err.strerror or err}") from None
+    return path
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
 
-    return record(list(args.pytest_args), Path(args.out), run_pytest, _repo_root())
+    return record(
+        list(args.pytest_args), _writable_dir("--out", args.out), run_pytest, _repo_root()
+    )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import settle
     from roadtest.replayer.replay_command import replay
 
+    if not args.golden:  # Path("") would be the current directory
+        raise RoadtestError("--golden needs a directory")
     golden = Path(args.golden)
     for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
         settle(out)  # a record killed while switching the tree: finish it before reading
@@ -218,7 +239,7 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
     for arg in it:
         if arg == name:
             value = next(it, "")
-            if not value:
+            if not value or value.startswith("-"):  # not the next option taken as its value
                 raise RoadtestError(f"{name} needs a value")
         elif arg.startswith(name + "="):
             value = arg.split("=", 1)[1]
@@ -229,16 +250,16 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
-        # Everything after `run` is pytest's, options first included (argparse would eat them).
-        args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
-    elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
-        rest, out = _take_option(argv[1:], "--out", str(_repo_root() / "traces"))
-        args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
-    else:
-        args = parser().parse_args(argv)
     previous = signals.install()
     try:
+        if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
+            # Everything after `run` is pytest's, options first included (argparse would eat them).
+            args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
+        elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
+            rest, out = _take_option(argv[1:], "--out", str(_repo_root() / "traces"))
+            args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
+        else:
+            args = parser().parse_args(argv)
         status: int = args.func(args)
         signals.check()  # pytest swallows KeyboardInterrupt: replay printed its summary
     except RoadtestError as err:

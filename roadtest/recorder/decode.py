@@ -5,7 +5,7 @@ one write of [register, values...] reads "write CONTROL(0x03) = 0x20"; a
 write of [register] followed by a read reads "read VOUT1(0x01) -> 0x50".
 Register names are the model module's `REG_*` constants (REG_CONTROL = 0x03
 names register 0x03 "CONTROL"; the header's model, or for a trace without one
-its extra "registers"), imported only from roadtest's own modules;
+its extra "registers"), imported only from roadtest's own models (roadtest.models.*);
 otherwise registers are shown by number. Every other transfer is shown as
 its raw messages: "i2c w 01 02 | r 3: 00 11 22".
 """
@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from roadtest.recorder.format import I2C_M_RD, STATUS_OK, Header
+from roadtest.recorder.format import I2C_M_RD, STATUS_OK, Header, printable
 
-# Only our own package's modules are imported to name registers: a trace
-# from elsewhere cannot make us import (and so run) anything else.
-_OUR_MODULE: Final = re.compile(r"roadtest(\.[A-Za-z_][A-Za-z0-9_]*)+")
+# Only our own models' modules are imported to name registers: a trace from
+# elsewhere cannot make us import (and so run) anything else, not even
+# another roadtest module with import-time effects (the guest's init).
+_OUR_MODULE: Final = re.compile(r"roadtest\.models\.[a-z][a-z0-9_]*")
 
 _DIRECTIONS: Final = {0: "none", 1: "out", 2: "in"}
 _IRQ_TYPES: Final = {
@@ -84,8 +85,15 @@ def _plain(value: object) -> str:
 class Decoder:
     """Describes the events of one trace; built from its header."""
 
-    def __init__(self, header: Header, registers: Mapping[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        header: Header,
+        registers: Mapping[int, str] | None = None,
+        limit: int | None = None,
+    ) -> None:
+        """`limit`: the longest line `describe` returns (its middle left out), None: no limit."""
         self.header = header
+        self.limit = limit
         self.regbytes = header.regbytes
         self.byteorder = header.byteorder
         if registers is None:
@@ -200,7 +208,11 @@ class Decoder:
     # What the commands and the replayer use
 
     def describe(self, event: Mapping[str, Any]) -> str:
-        """One line for an event (any event map: a malformed one is shown as it is)."""
+        """One line for an event (any event map: a malformed one is shown as it is), with
+        control characters escaped and at most `limit` characters long."""
+        return printable(self._describe(event), self.limit)
+
+    def _describe(self, event: Mapping[str, Any]) -> str:
         kind = event.get("kind")
         if kind == "i2c":
             acc = self.access(event)
@@ -234,6 +246,9 @@ class Decoder:
         self, expected: Mapping[str, Any], actual: Mapping[str, Any]
     ) -> str:
         """What differs between a recorded event and what happened, in one line."""
+        return printable(self._expected_actual(expected, actual), self.limit)
+
+    def _expected_actual(self, expected: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
         got, want = self.describe(actual), self.describe(expected)
         if expected.get("kind") == actual.get("kind") == "i2c":
             a, e = self.access(actual), self.access(expected)

@@ -32,7 +32,9 @@ block and decoded incrementally, never loaded whole.
 from __future__ import annotations
 
 import os
+import reprlib
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -71,6 +73,9 @@ BLOCK_CHECKSUMS: Final = True  # verify each block before its events are returne
 MAX_EVENT_BYTES: Final = 1 << 20  # one str or bytes value
 _MAX_BUFFER: Final = 16 << 20  # one undecoded object plus one block
 _MAX_CONTAINER: Final = 1 << 16  # items of one array or map
+# How deep arrays and maps may nest: printing or comparing a deeper value
+# (a marker's detail 1000 deep) would hit Python's recursion limit.
+MAX_DEPTH: Final = 32
 
 _LZ4_MAGIC: Final = b"\x04\x22\x4d\x18"
 _LZ4_BLOCK_MAX: Final = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
@@ -113,12 +118,41 @@ class TraceError(RoadtestError):
         self.in_stream = in_stream
         self.seq = seq
         if offset is None:
-            message = f"{self.path}: {what}"
+            detail = what
         elif in_stream:
-            message = f"{self.path}: byte {offset} of the decompressed stream: {what}"
+            detail = f"byte {offset} of the decompressed stream: {what}"
         else:
-            message = f"{self.path}: byte {offset}: {what}"
-        super().__init__(message)
+            detail = f"byte {offset}: {what}"
+        self.detail = printable(detail)  # the message without the path
+        # A file name from someone else's golden directory goes to a terminal too.
+        super().__init__(f"{printable(self.path, _MAX_SHOWN)}: {self.detail}")
+
+
+_MAX_SHOWN: Final = 400  # characters of one value in a message
+
+# Values from a trace in error messages: bounded in size and depth, escaped.
+_repr = reprlib.Repr()
+_repr.maxlevel = 3
+_repr.maxstring = 60
+_repr.maxother = 60
+
+
+def shown(value: object) -> str:
+    """A value read from a trace, for a message: short, one line, no terminal escapes."""
+    return printable(_repr.repr(value), _MAX_SHOWN)
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    """`text` with every non-printable character escaped (\\x1b, \\n, \\u202e), so that
+    what a trace holds cannot move the cursor or recolour a terminal, nor split
+    one line into two; longer than `limit` characters, its middle is left out."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    if limit is not None and len(text) > limit:
+        gap = len(text) - limit
+        head = limit * 2 // 3
+        text = f"{text[:head]} ...[{gap} characters left out]... {text[head + gap :]}"
+    return text
 
 
 def _type_name(value: object) -> str:
@@ -138,6 +172,23 @@ def _want_str(where: str, key: str, value: object) -> str:
     if type(value) is not str:
         raise ValueError(f"{where}: {key!r} must be a str, not {_type_name(value)}")
     return value
+
+
+def _want_shallow(where: str, key: object, value: object) -> None:
+    """ValueError if `value` nests arrays or maps more than MAX_DEPTH deep."""
+    level: list[object] = [value]
+    for _ in range(MAX_DEPTH + 1):
+        below: list[object] = []
+        for item in level:
+            if type(item) is dict:
+                below += item.keys()
+                below += item.values()
+            elif type(item) in (list, tuple):
+                below += item  # type: ignore[arg-type]
+        if not below:
+            return
+        level = below
+    raise ValueError(f"{where}: {shown(key)} nests more than {MAX_DEPTH} levels deep")
 
 
 def _get(where: str, event: Mapping[str, Any], key: str) -> Any:
@@ -188,7 +239,7 @@ class Header:
             )
         fmt = header.get("format")
         if fmt != FORMAT:
-            raise ValueError(f"not a roadtest trace: format is {fmt!r}, not {FORMAT!r}")
+            raise ValueError(f"not a roadtest trace: format is {shown(fmt)}, not {FORMAT!r}")
         schema = _want_int("header", "schema", header.get("schema"), low=1)
         if schema > SCHEMA_VERSION:
             raise ValueError(
@@ -199,10 +250,13 @@ class Header:
                 raise ValueError(f"header: missing {key!r}")
         byteorder = header["byteorder"]
         if byteorder not in ("little", "big"):
-            raise ValueError(f"header: 'byteorder' is {byteorder!r}, not 'little' or 'big'")
+            raise ValueError(f"header: 'byteorder' is {shown(byteorder)}, not 'little' or 'big'")
         created = header["created"]
         if type(created) not in (float, int):
             raise ValueError(f"header: 'created' must be a float, not {_type_name(created)}")
+        extra = {k: v for k, v in header.items() if k not in _HEADER_KEYS}
+        for key, value in extra.items():
+            _want_shallow("header", key, value)
         return cls(
             kernel=_want_str("header", "kernel", header["kernel"]),
             test=_want_str("header", "test", header["test"]),
@@ -213,7 +267,7 @@ class Header:
             regbytes=_want_int("header", "regbytes", header["regbytes"], high=8),
             byteorder="little" if byteorder == "little" else "big",
             created=float(created),
-            extra={k: v for k, v in header.items() if k not in _HEADER_KEYS},
+            extra=extra,
         )
 
 
@@ -241,10 +295,11 @@ def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
         or event.get("kind") != "i2c"
         or type(msgs) is not list
         or not msgs
+        or len(event) != 4  # extra keys: checked (for depth) by _validate_event
     ):
         return False
     for msg in msgs:
-        if type(msg) is not dict:
+        if type(msg) is not dict or len(msg) != 4:
             return False
         flags, length, data, status = (
             msg.get("flags"),
@@ -275,12 +330,12 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
     where = f"event seq {got_seq}" if type(got_seq) is int else f"event after seq {seq}"
     if seq is not None and got_seq != seq:
         if type(got_seq) is not int:
-            raise ValueError(f"event seq {seq}: 'seq' is {got_seq!r}, not an int")
+            raise ValueError(f"event seq {seq}: 'seq' is {shown(got_seq)}, not an int")
         raise ValueError(f"{where}: seq is not consecutive (expected seq {seq})")
     _want_int(where, "seq", _get(where, event, "seq"))
     _want_int(where, "t", _get(where, event, "t"))
     kind = _want_str(where, "kind", _get(where, event, "kind"))
-    where = f"{where} ({kind})"
+    where = f"{where} ({printable(kind, 60)})"
     if kind == "i2c":
         msgs = _get(where, event, "msgs")
         if not isinstance(msgs, (list, tuple)) or not msgs:
@@ -291,8 +346,8 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         _want_int(where, "line", _get(where, event, "line"))
         _want_str(where, "name", _get(where, event, "name"))
         op = _get(where, event, "op")
-        if op not in GPIO_OPS:
-            raise ValueError(f"{where}: unknown op {op!r}")
+        if type(op) is not str or op not in GPIO_OPS:
+            raise ValueError(f"{where}: unknown op {shown(op)}")
         _want_int(where, "value", _get(where, event, "value"), high=0xFFFFFFFF)
         _want_int(where, "status", _get(where, event, "status"), high=STATUS_ERR)
     elif kind == "irq":
@@ -304,6 +359,8 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         _get(where, event, "detail")
     else:
         raise ValueError(f"{where}: unknown kind (not one of {', '.join(sorted(KINDS))})")
+    for key, value in event.items():
+        _want_shallow(where, key, value)
 
 
 def _validate_i2c_msg(where: str, msg: object) -> None:
@@ -526,6 +583,29 @@ class _Truncated(Exception):
         self.what = what
 
 
+def _open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """The file for reading; TraceError unless it is a regular file (a FIFO would block)."""
+    try:
+        # O_NONBLOCK: opening a FIFO does not wait for a writer; O_NOCTTY: a tty stays ours.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise TraceError(path, None, "no such file") from None
+    except OSError as err:
+        raise TraceError(path, None, f"cannot open: {err.strerror or err}") from None
+    except ValueError:  # a NUL in the name
+        raise TraceError(path, None, "cannot open: the name has a NUL byte") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+            raise TraceError(path, None, f"not a regular file ({kind})")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class TraceReader(Iterator[dict[str, Any]]):
     """Streams a trace's events; `header` is read when the reader is made.
 
@@ -537,12 +617,7 @@ class TraceReader(Iterator[dict[str, Any]]):
     def __init__(self, path: str | os.PathLike[str], strict: bool = True) -> None:
         self.path = str(path)
         self.strict = strict
-        try:
-            self._file: BinaryIO | None = open(path, "rb")
-        except FileNotFoundError:
-            raise TraceError(path, None, "no such file") from None
-        except OSError as err:
-            raise TraceError(path, None, f"cannot open: {err.strerror or err}") from None
+        self._file: BinaryIO | None = _open_regular(path)
         self._pos = 0  # file offset of the next byte to read
         self._blocks: list[tuple[int, int]] = []  # (stream offset, file offset) of recent blocks
         self._fed = 0  # decompressed bytes fed to the unpacker
@@ -564,7 +639,7 @@ class TraceReader(Iterator[dict[str, Any]]):
             obj, start = self._next_object(header=True)
             try:
                 self.header = Header.from_map(obj)
-            except ValueError as err:
+            except (ValueError, TypeError) as err:  # TypeError: a check that missed a type
                 raise self._stream_error(start, str(err)) from None
         except BaseException:
             self.close()
@@ -735,7 +810,7 @@ class TraceReader(Iterator[dict[str, Any]]):
                 )
             try:
                 validate_event(obj, self.events)
-            except ValueError as err:
+            except (ValueError, TypeError) as err:  # TypeError: a check that missed a type
                 raise self._stream_error(start, str(err), self.events) from None
         except BaseException:
             self.close()
@@ -777,6 +852,12 @@ def read_trace(
     """
     reader = TraceReader(path, strict=strict)
     return reader.header, reader
+
+
+def read_header(path: str | os.PathLike[str]) -> Header:
+    """The trace's header alone (TraceError if it cannot be read)."""
+    with TraceReader(path) as reader:
+        return reader.header
 
 
 def load_trace(

@@ -128,18 +128,17 @@ def switch(out: Path, staging: Path, work: Path) -> list[Path]:
 
 def _gone_tests(out: Path, written: list[Path], root: Path) -> list[Path]:
     """Traces in the chip directories just recorded whose test no longer exists."""
-    from roadtest.recorder.format import read_trace
-    from roadtest.replayer.replay_command import _test_exists as test_exists
+    from roadtest.recorder.format import TraceError, read_header
+    from roadtest.replayer.replay_command import test_file
 
     gone = []
     for chip in sorted({p.parent for p in written}):
         for path in sorted(set(chip.glob("*.rtrace")) - set(written)):
             try:
-                header, _ = read_trace(path)
-            except Exception:  # not ours to judge here: replay reports unreadable traces
+                if test_file(root, read_header(path).test) is None:
+                    gone.append(path)
+            except (TraceError, RoadtestError):  # not ours to judge here: replay reports them
                 continue
-            if not test_exists(root, header.test):
-                gone.append(path)
     return gone
 
 

@@ -10,20 +10,28 @@ from itertools import zip_longest
 from typing import Any
 
 from roadtest.recorder.decode import Decoder, body
-from roadtest.recorder.format import Header, read_trace
+from roadtest.recorder.format import Header, printable, read_trace, shown
 
 _TRACE_CONTEXT = 3  # events shown before and after the first difference
+_DIFF_WIDTH = 1000  # characters of one event in a diff (a 65536-message transfer is 459 KB)
+
+
+def created_text(created: float) -> str:
+    """When a trace was made, as a local date, or the number itself when it is not one."""
+    try:
+        return datetime.datetime.fromtimestamp(created).isoformat(" ", "seconds")
+    except (OverflowError, OSError, ValueError):  # inf, nan, 1e20, year 10000
+        return f"at unix time {created!r} (not a date)"
 
 
 def _trace_title(path: str, header: Header) -> list[str]:
-    created = datetime.datetime.fromtimestamp(header.created).isoformat(" ", "seconds")
     lines = [
         f"# {path}: {header.compatible} at {header.bus} {header.address:#04x}, "
         f"model {header.model or '(none)'}, regbytes {header.regbytes} {header.byteorder}",
-        f"# kernel {header.kernel}, test {header.test}, recorded {created}",
+        f"# kernel {header.kernel}, test {header.test}, recorded {created_text(header.created)}",
     ]
-    lines += [f"# {key}: {value!r}" for key, value in header.extra.items()]
-    return lines
+    lines += [f"# {printable(str(key))}: {shown(value)}" for key, value in header.extra.items()]
+    return [printable(line) for line in lines]
 
 
 def show(path: str) -> int:
@@ -47,7 +55,7 @@ def diff(path_a: str, path_b: str) -> int:
     """Compare two traces event by event (A as expected, B as actual); 0 same, 1 differ."""
     header_a, events_a = read_trace(path_a)
     header_b, events_b = read_trace(path_b)
-    dec_a, dec_b = Decoder(header_a), Decoder(header_b)
+    dec_a, dec_b = Decoder(header_a, limit=_DIFF_WIDTH), Decoder(header_b, limit=_DIFF_WIDTH)
     out: list[str] = []
     # The device must be the same one; the kernel, test and model may differ (shown only).
     device_differs = False
@@ -58,8 +66,10 @@ def diff(path_a: str, path_b: str) -> int:
             # tests a run collected, not on the driver.
             identity = key in ("bus", "compatible", "regbytes", "byteorder")
             device_differs |= identity
-            shown = f"{va:#04x} vs {vb:#04x}" if key == "address" else f"{va!r} vs {vb!r}"
-            out.append(f"header: {key} {shown}" + ("" if identity else " (not compared)"))
+            values = (
+                f"{va:#04x} vs {vb:#04x}" if key == "address" else f"{shown(va)} vs {shown(vb)}"
+            )
+            out.append(f"header: {key} {values}" + ("" if identity else " (not compared)"))
     before: deque[tuple[int, dict[str, Any]]] = deque(maxlen=_TRACE_CONTEXT)
     first: list[str] = []
     after = 0

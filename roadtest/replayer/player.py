@@ -15,6 +15,11 @@ requests, must come in the recorded order. Without a model (a trace imported
 from real hardware), the player raises the recorded interrupts itself:
 those recorded after transfer k right after the driver's transfer k, those
 before any transfer when the device is bound.
+
+The player reads the trace as it goes and forgets what is well behind it, so
+a long trace costs little memory (bench/bench_replay_memory.py). A trace that
+turns out damaged part-way fails its replay there, in one line; the events
+before the damage were played (the reader's valid-prefix guarantee).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,14 +35,17 @@ from typing import TYPE_CHECKING, Any
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel, ModelError
 from roadtest.recorder.decode import Decoder
-from roadtest.recorder.format import Header, load_trace
+from roadtest.recorder.format import Header, TraceError, printable, read_trace
 from roadtest.recorder.recording import FLAG_M_RD, chip_name, trace_name
+from roadtest.replayer.golden import scan_golden
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.testing.session import BoundDevice
 
 CONTEXT = 5  # events shown before a divergence
+SUMMARY_WIDTH = 400  # characters of one event in a report (a 65536-message transfer is 459 KB)
+_KEEP_READ = 1024  # events read ahead of being forgotten at once (amortises the list's shift)
 
 
 @dataclass
@@ -49,6 +58,7 @@ class TraceResult:
     consumed: int = 0
     failure: str = ""  # one line; empty when the replay matched
     tolerated: int = 0  # repeated reads made once more or once less than recorded
+    damaged: bool = False  # the failure is the trace's: it could not be read to its end
 
     def to_map(self) -> dict[str, Any]:
         return {
@@ -58,6 +68,7 @@ class TraceResult:
             "consumed": self.consumed,
             "failure": self.failure,
             "tolerated": self.tolerated,
+            "damaged": self.damaged,
         }
 
 
@@ -66,29 +77,89 @@ class _Actual:
     msgs: list[dict[str, Any]] = field(default_factory=list)
 
 
+class _Events:
+    """A trace's events, read as the player walks them and forgotten once well behind it
+    (the last CONTEXT are kept for the report), so that a long trace costs no more
+    memory than a short one. A trace that cannot be read on ends there: `error` says why.
+    """
+
+    def __init__(self, reader: Iterator[dict[str, Any]]) -> None:
+        self._reader: Iterator[dict[str, Any]] | None = reader
+        self._buf: list[dict[str, Any]] = []  # events _base, _base + 1, ...
+        self._base = 0
+        self.error: TraceError | None = None
+        self.transfers = 0  # I2C events read so far: all of them once `ended`
+        self.gpio: list[tuple[str, str, int]] = []  # the GPIO requests read so far
+        self.irqs: list[tuple[str, int]] = []  # the interrupt levels read so far
+
+    @property
+    def ended(self) -> bool:
+        return self._reader is None
+
+    def get(self, index: int) -> dict[str, Any] | None:
+        """Event `index`, or None past the end (or past what could be read)."""
+        while index >= self._base + len(self._buf):
+            if self._reader is None:
+                return None
+            try:
+                event = next(self._reader)
+            except StopIteration:
+                self._reader = None
+                return None
+            except TraceError as err:
+                self._reader, self.error = None, err
+                return None
+            kind = event["kind"]
+            if kind == "i2c":
+                self.transfers += 1
+            elif kind == "gpio":
+                self.gpio.append((event["name"], event["op"], event["value"]))
+            elif kind == "irq":
+                self.irqs.append((event["name"], event["level"]))
+            self._buf.append(event)
+        if index < self._base:
+            raise IndexError(f"event {index} was already forgotten")
+        return self._buf[index - self._base]
+
+    def before(self, index: int) -> list[dict[str, Any]]:
+        """Up to CONTEXT events right before `index`, for a report."""
+        start = max(self._base, index - CONTEXT)
+        return self._buf[start - self._base : index - self._base]
+
+    def forget_before(self, index: int) -> None:
+        """Events before `index` (but the last CONTEXT) will not be asked for again."""
+        drop = index - CONTEXT - self._base
+        if drop >= _KEEP_READ:
+            del self._buf[:drop]
+            self._base += drop
+
+    def drain(self) -> None:
+        """Read the rest, for the totals; only the last CONTEXT events are kept."""
+        while self._reader is not None:
+            end = self._base + len(self._buf)
+            self.get(end)
+            self.forget_before(end + 1)
+
+
 class TracePlayer(I2CModel):
     def __init__(
         self,
         path: Path,
         header: Header,
-        events: list[dict[str, Any]],
+        events: Iterator[dict[str, Any]],
         shadow: I2CModel | None,
         lines: dict[str, GpioLine],
     ) -> None:
         self.path = path
+        self.shown_path = printable(str(path))  # a file name from elsewhere, for messages
         self.header = header
-        self.events = events
+        self.events = _Events(events)
         self.shadow = shadow
         # Lines by the device's names for them: numbers depend on which tests a run collects.
         self.lines = dict(lines)
         self.line_names = {line.index: name for name, line in lines.items()}
-        self.decoder = Decoder(header)
-        self.transfers = [e for e in events if e["kind"] == "i2c"]
-        self.expected_gpio = [
-            (e["name"], e["op"], e["value"]) for e in events if e["kind"] == "gpio"
-        ]
+        self.decoder = Decoder(header, limit=SUMMARY_WIDTH)
         self.actual_gpio: list[tuple[str, str, int]] = []
-        self.expected_irqs = [(e["name"], e["level"]) for e in events if e["kind"] == "irq"]
         self.actual_irqs: list[tuple[str, int]] = []
         self.pos = 0  # index into events: the next one not yet played
         self.consumed = 0  # transfers matched
@@ -98,28 +169,35 @@ class TracePlayer(I2CModel):
         self._repeat = False  # the current transfer repeats _last
         self.failure = ""  # the full report
         self.summary = ""  # its one-line form
+        self.damaged = False  # the failure is that the trace could not be read on
         self._lock = threading.Lock()
         self._actual = _Actual()
         self._expected: dict[str, Any] | None = None
+
+    @property
+    def transfers(self) -> int:
+        """The trace's transfers (all of them once the player has read to its end)."""
+        return self.events.transfers
 
     # Interrupts and the position in the trace
 
     def _raise_pending(self, until: int | None = None) -> None:
         """Play the events up to the next transfer (or event `until`): re-raise
         interrupts, skip the rest."""
-        while self.pos < len(self.events) and (
-            self.pos < until if until is not None else self.events[self.pos]["kind"] != "i2c"
-        ):
-            event = self.events[self.pos]
+        while until is None or self.pos < until:
+            event = self.events.get(self.pos)
+            if event is None or (until is None and event["kind"] == "i2c"):
+                break
             self.pos += 1
             if event["kind"] == "irq" and self.shadow is None:
                 line = self.lines.get(event["name"])
                 if line is not None:
                     line.set(bool(event["level"]))
+        self.events.forget_before(self.pos)
 
     def bound(self) -> None:
         with self._lock:
-            if self.pos == 0:
+            if self.pos == 0 and not self.failure:
                 self._raise_pending()
 
     def observe_gpio(self, line: GpioLine, op: str, value: int, status: int) -> None:
@@ -131,16 +209,24 @@ class TracePlayer(I2CModel):
 
     # The bus side
 
+    def _damaged(self) -> ModelError:
+        """The trace cannot be read on (from where the player is): fail it."""
+        assert self.events.error is not None
+        if not self.failure:
+            self.damaged = True
+            self.summary = f"the trace is damaged: {self.events.error.detail}"
+            self.failure = f"replay of {self.shown_path}: {self.summary}"
+        return ModelError(self.failure)
+
     def _diverge(self, why: str) -> ModelError:
         if self.failure:
-            return ModelError(f"replay of {self.path} stopped at its divergence")
+            return ModelError(f"replay of {self.shown_path} stopped at its divergence")
         index = self.pos
-        before = self.events[max(0, index - CONTEXT) : index]
-        self.summary = (
-            f"diverged at event {index} (transfer {self.consumed + 1} of "
-            f"{len(self.transfers)}): {why}"
-        )
-        lines = [f"replay of {self.path}: the driver {self.summary}"]
+        before = self.events.before(index)
+        self.events.drain()  # for the number of transfers
+        total = f"{self.transfers}" if self.events.error is None else f"at least {self.transfers}"
+        self.summary = f"diverged at event {index} (transfer {self.consumed + 1} of {total}): {why}"
+        lines = [f"replay of {self.shown_path}: the driver {self.summary}"]
         if before:
             lines.append("  events before it:")
             lines += [f"    #{e['seq']} {self.decoder.describe(e)}" for e in before]
@@ -156,7 +242,7 @@ class TracePlayer(I2CModel):
     def _check(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Match the driver's next message against the trace; returns the recorded one."""
         if self.failure:
-            raise ModelError(f"replay of {self.path} stopped at its divergence")
+            raise ModelError(f"replay of {self.shown_path} stopped at its divergence")
         actual = self._actual.msgs
         actual.append(msg)
         expected = self._expected
@@ -166,6 +252,8 @@ class TracePlayer(I2CModel):
         if tolerated is not None:
             return dict(tolerated["msgs"][len(actual) - 1])
         if expected is None:
+            if self.events.error is not None:
+                raise self._damaged()
             raise self._diverge(
                 f"{self.decoder.describe(self._actual_event())}: the trace has no more transfers"
             )
@@ -188,18 +276,19 @@ class TracePlayer(I2CModel):
             return None
         # Recorded repeats the driver did not make: skip them, if what follows matches.
         pos = self.pos
-        while pos < len(self.events) and (
-            self.events[pos]["kind"] != "i2c" or _same(self.events[pos], last)
+        skipped = 0
+        while (event := self.events.get(pos)) is not None and (
+            event["kind"] != "i2c" or _same(event, last)
         ):
+            skipped += event["kind"] == "i2c"
             pos += 1
-        if pos < len(self.events) and _prefix(self.events[pos]["msgs"], actual):
-            skipped = sum(1 for e in self.events[self.pos : pos] if e["kind"] == "i2c")
+        if event is not None and _prefix(event["msgs"], actual):
             self.tolerated += skipped
             self.done += skipped
             self._raise_pending(until=pos)
             self.pos = pos
-            self._expected = self.events[pos]
-            return self._expected
+            self._expected = event
+            return event
         return None
 
     def start_transfer(self) -> None:
@@ -207,14 +296,17 @@ class TracePlayer(I2CModel):
             self.shadow.start_transfer()
         with self._lock:
             self._actual = _Actual()
+            if self.failure:
+                self._expected = None
+                return
             self._raise_pending()
-            self._expected = self.events[self.pos] if self.pos < len(self.events) else None
+            self._expected = self.events.get(self.pos)
 
     def write(self, data: bytes) -> None:
         with self._lock:
             want = self._check({"flags": 0, "len": len(data), "data": bytes(data), "status": 0})
         if want["status"]:
-            raise ModelError(f"replay: the recorded device NACKed this write ({self.path})")
+            raise ModelError(f"replay: the recorded device NACKed this write ({self.shown_path})")
         if self.shadow is not None:
             self.shadow.write(data)
 
@@ -222,7 +314,7 @@ class TracePlayer(I2CModel):
         with self._lock:
             want = self._check({"flags": FLAG_M_RD, "len": length, "data": b"", "status": 0})
         if want["status"]:
-            raise ModelError(f"replay: the recorded device NACKed this read ({self.path})")
+            raise ModelError(f"replay: the recorded device NACKed this read ({self.shown_path})")
         if self.shadow is not None:
             self.shadow.read(length)  # for its side effects (data-ready bits and the like)
         data: bytes = want["data"]
@@ -254,33 +346,56 @@ class TracePlayer(I2CModel):
         with self._lock:
             if self.failure:
                 return self.failure
-            left = self.transfers[self.done :]
-            if self._last is not None and _pure_read(self._last):
-                repeats = [e for e in left if _same(e, self._last)]
-                if len(repeats) == len(left):
-                    self.tolerated += len(left)
-                    left = []
+            # The transfers not played: all of the trace's from `pos` on.
+            left = 0
+            nxt: dict[str, Any] | None = None
+            repeats_only = self._last is not None and _pure_read(self._last)
+            while (event := self.events.get(self.pos)) is not None:
+                if event["kind"] == "i2c":
+                    left += 1
+                    nxt = event if nxt is None else nxt
+                    repeats_only = repeats_only and _same(event, self._last)  # type: ignore[arg-type]
+                self.pos += 1
+                self.events.forget_before(self.pos)
+            if self.events.error is not None:
+                self._damaged()
+                return self.failure
+            if left and repeats_only:
+                self.tolerated += left
+                left = 0
             if left:
-                nxt = left[0]
+                assert nxt is not None
                 self.summary = (
                     f"the driver stopped after transfer {self.done} of "
-                    f"{len(self.transfers)}; next expected: #{nxt['seq']} "
+                    f"{self.transfers}; next expected: #{nxt['seq']} "
                     f"{self.decoder.describe(nxt)}"
                 )
-            elif self.actual_gpio != self.expected_gpio:
+            elif self.actual_gpio != self.events.gpio:
                 self.summary = (
                     "the driver's GPIO requests differ from the trace: "
-                    f"expected {self.expected_gpio}, got {self.actual_gpio}"
+                    + _first_difference(self.events.gpio, self.actual_gpio)
                 )
-            elif self.actual_irqs != self.expected_irqs:
+            elif self.actual_irqs != self.events.irqs:
                 self.summary = (
                     "the interrupt line levels differ from the trace: "
-                    f"expected {self.expected_irqs}, got {self.actual_irqs}"
+                    + _first_difference(self.events.irqs, self.actual_irqs)
                 )
             else:
                 return ""
-            self.failure = f"replay of {self.path}: {self.summary}"
+            self.failure = f"replay of {self.shown_path}: {self.summary}"
             return self.failure
+
+
+def _first_difference(expected: list[tuple[Any, ...]], actual: list[tuple[Any, ...]]) -> str:
+    """Where two lists first differ, in a line of bounded length."""
+    index = next(
+        (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
+        min(len(expected), len(actual)),
+    )
+    want = repr(expected[index]) if index < len(expected) else "no more"
+    got = repr(actual[index]) if index < len(actual) else "no more"
+    text = f"at #{index} expected {want}, got {got} ({len(expected)} expected, {len(actual)} made)"
+    return printable(text, SUMMARY_WIDTH)
 
 
 def _prefix(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:
@@ -314,11 +429,9 @@ class ReplayError(RoadtestError):
     pass
 
 
-def _golden(golden: Path) -> dict[Path, tuple[Header, list[dict[str, Any]]]]:
-    """Every trace under `golden`, read whole up front: bad input is one clear error
-    before any test runs, and each trace is read once."""
-    paths = sorted(golden.rglob("*.rtrace")) if golden.is_dir() else []
-    return {path: load_trace(path) for path in paths}
+def _failing(err: TraceError) -> Iterator[dict[str, Any]]:
+    raise err
+    yield  # a generator: the error comes when the player reads its first event
 
 
 class ReplayHooks:
@@ -326,33 +439,35 @@ class ReplayHooks:
 
     A device's trace is the one of its test and origin; failing that, the test's one
     trace of the device's compatible that names no device (imported without --device).
+    Only the headers are read up front; a trace's events are streamed as it is played.
+    A damaged trace fails its own replay, not the session.
     """
 
     def __init__(self, golden: Path, results: Path | None = None) -> None:
         self.golden = golden
-        self.loaded = _golden(golden)
-        self.traces = {
-            (h.test, str(h.extra.get("device", ""))): p for p, (h, _) in self.loaded.items()
-        }
-        # Traces that name no device (imported without --device): (test id, compatible) -> them.
-        self.deviceless: dict[tuple[str, str], list[Path]] = {}
-        for path, (header, _) in self.loaded.items():
-            if not header.extra.get("device"):
-                self.deviceless.setdefault((header.test, header.compatible), []).append(path)
+        self.index = scan_golden(golden)
         self._claimed: dict[tuple[str, Path], str] = {}  # (test id, trace) -> the device using it
         self.results = results
         self.players: dict[int, TracePlayer] = {}
         self.outcomes: list[TraceResult] = []
 
     def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
-        path = self.traces.get((test_id, bound.device.origin)) or self._deviceless(test_id, bound)
+        path = self.index.by_device.get((test_id, bound.device.origin)) or self._deviceless(
+            test_id, bound
+        )
         if path is None:
+            unreadable = len(self.index.damaged)
+            hint = f"; {unreadable} traces there cannot be read" if unreadable else ""
             raise ReplayError(
                 f"no golden trace for {test_id} and {bound.device.origin} under {self.golden} "
                 f"(expected something like {chip_name(bound.device.compatible)}/"
-                f"{trace_name(test_id)}.rtrace): record it with `roadtest record`"
+                f"{trace_name(test_id)}.rtrace): record it with `roadtest record`{hint}"
             )
-        header, events = self.loaded[path]
+        header = self.index.headers[path]
+        try:
+            _, events = read_trace(path)
+        except TraceError as err:  # changed since the scan: the player fails at once
+            events = _failing(err)
         # A trace without a model (imported from hardware) has only the trace to go by.
         shadow = bound.model if header.model else None
         player = TracePlayer(path, header, events, shadow, bound.lines)
@@ -364,19 +479,19 @@ class ReplayHooks:
     def _deviceless(self, test_id: str, bound: BoundDevice) -> Path | None:
         """The test's one trace of this compatible that names no device, if there is one."""
         compatible, origin = bound.device.compatible, bound.device.origin
-        paths = self.deviceless.get((test_id, compatible), [])
+        paths = self.index.deviceless.get((test_id, compatible), [])
         if len(paths) > 1:
             raise ReplayError(
                 f"{len(paths)} golden traces for {test_id} and {compatible} name no device "
-                f"({', '.join(map(str, paths))}): import them with --device ORIGIN"
+                f"({printable(', '.join(map(str, paths)))}): import them with --device ORIGIN"
             )
         if not paths:
             return None
         claimed = self._claimed.setdefault((test_id, paths[0]), origin)
         if claimed != origin:
             raise ReplayError(
-                f"{paths[0]} names no device, and {test_id} has two {compatible} devices "
-                f"({claimed}, {origin}): import it with --device ORIGIN"
+                f"{printable(str(paths[0]))} names no device, and {test_id} has two "
+                f"{compatible} devices ({claimed}, {origin}): import it with --device ORIGIN"
             )
         return paths[0]
 
@@ -396,10 +511,11 @@ class ReplayHooks:
         result = TraceResult(
             str(player.path),
             player.header.test,
-            len(player.transfers),
+            player.transfers,
             player.consumed,
             player.summary,
             player.tolerated,
+            player.damaged,
         )
         self.outcomes.append(result)
         if self.results is not None:

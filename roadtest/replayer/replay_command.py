@@ -6,19 +6,77 @@ import json
 import re
 import tempfile
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from roadtest.errors import RoadtestError
-from roadtest.recorder.format import read_trace
+from roadtest.recorder.format import printable
+from roadtest.replayer.golden import scan_golden
+
+_LINE_WIDTH = 600  # characters of one trace's line in the summary
 
 
-def _test_exists(root: Path, test_id: str) -> bool:
-    file, _, name = test_id.partition("::")
-    path = root / file
-    if not path.is_file():
-        return False
+def _id(text: str) -> str:
+    """A test id or selection (from a trace, or the user's), for a message."""
+    return printable(text, 300)
+
+
+def test_file(root: Path, test_id: str) -> Path | None:
+    """The file of a trace's test (a pytest node id), only ever one under `root`/tests.
+
+    A trace from elsewhere names the test that replay imports and runs: a path
+    out of tests/ (absolute, `..`, a symlink out) is refused (RoadtestError). None
+    when the file or the test function does not exist (any more).
+    """
+    file, sep, name = test_id.partition("::")
+    rel = PurePosixPath(file)
+    tests = (root / "tests").resolve()
+    if (
+        not sep
+        or not name
+        or "\0" in test_id
+        or rel.is_absolute()
+        or ".." in rel.parts
+        or rel.parts[:1] != ("tests",)
+        or rel.suffix != ".py"
+    ):
+        raise RoadtestError(
+            f"its test {_id(test_id)} is not a test (FILE::NAME) under {root / 'tests'}"
+        )
+    path = root / rel
+    try:
+        if not path.resolve().is_relative_to(tests):
+            raise RoadtestError(f"its test {_id(test_id)} leads out of {root / 'tests'}")
+        if not path.is_file():
+            return None
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else "not UTF-8 text"
+        raise RoadtestError(f"its test {_id(test_id)}: cannot read its file: {why}") from None
     function = name.split("[", 1)[0].rsplit("::", 1)[-1]
-    return re.search(rf"^\s*def {re.escape(function)}\(", path.read_text(), re.M) is not None
+    if re.search(rf"^\s*def {re.escape(function)}\(", source, re.M) is None:
+        return None
+    return path
+
+
+def _wanted(selection: list[str], root: Path) -> list[str]:
+    """The selection as test ids relative to `root`; RoadtestError for a path outside it."""
+    wanted = []
+    for item in selection:
+        file, sep, rest = item.partition("::")
+        try:
+            exists = bool(file) and Path(file).exists()
+            resolved = Path(file).resolve() if exists else None
+        except (OSError, ValueError) as err:
+            raise RoadtestError(f"{_id(item)}: {getattr(err, 'strerror', None) or err}") from None
+        if resolved is None:
+            wanted.append(item)
+        elif not resolved.is_relative_to(root):
+            raise RoadtestError(
+                f"{_id(item)}: not in this checkout ({root}); select test files or node ids"
+            )
+        else:
+            wanted.append(str(resolved.relative_to(root)) + sep + rest)
+    return wanted
 
 
 def replay(
@@ -26,49 +84,66 @@ def replay(
 ) -> int:
     if not golden.is_dir():
         raise RoadtestError(f"--golden {golden}: no such directory")
-    traces = sorted(golden.rglob("*.rtrace"))
-    if not traces:
+    index = scan_golden(golden)
+    if not index.headers and not index.damaged:
         raise RoadtestError(f"--golden {golden}: no traces (*.rtrace) there")
+    root = root.resolve()
     tests: dict[Path, str] = {}
-    for path in traces:
-        header, _ = read_trace(path)
-        if not _test_exists(root, header.test):
-            raise RoadtestError(f"{path}: its test {header.test} no longer exists")
+    for path, header in index.headers.items():
+        try:
+            found = test_file(root, header.test)
+        except RoadtestError as err:
+            raise RoadtestError(f"{printable(str(path))}: {err}") from None
+        if found is None:
+            raise RoadtestError(
+                f"{printable(str(path))}: its test {_id(header.test)} no longer exists"
+            )
         tests[path] = header.test
-    wanted = [
-        str(Path(s).resolve().relative_to(root)) if Path(s).exists() else s for s in selection
-    ]
+    wanted = _wanted(selection, root)
     if wanted:
         tests = {p: t for p, t in tests.items() if any(t.startswith(w) for w in wanted)}
         if not tests:
             raise RoadtestError(f"no trace under {golden} belongs to {' '.join(selection)}")
+    # Every selected trace, played or not, in path order; the damaged ones only without a selection.
+    listed = sorted([*tests, *([] if wanted else index.damaged)])
+    played = {p: t for p, t in tests.items() if p not in index.shadowed}
     node_ids = sorted(
-        {str(root / t.split("::", 1)[0]) + "::" + t.split("::", 1)[1] for t in tests.values()}
+        {str(root / t.split("::", 1)[0]) + "::" + t.split("::", 1)[1] for t in played.values()}
     )
-    with tempfile.TemporaryDirectory(prefix="roadtest-replay-") as results:
-        status = run_pytest(
-            [f"--roadtest-replay={golden}", f"--roadtest-replay-results={results}", *node_ids]
-        )
-        outcomes: dict[str, dict[str, object]] = {}
-        for result_file in Path(results).glob("*.jsonl"):
-            for line in result_file.read_text().splitlines():
-                entry = json.loads(line)
-                outcomes[str(entry["path"])] = entry
+    outcomes: dict[str, dict[str, object]] = {}
+    status = 0
+    if node_ids:
+        with tempfile.TemporaryDirectory(prefix="roadtest-replay-") as results:
+            status = run_pytest(
+                [f"--roadtest-replay={golden}", f"--roadtest-replay-results={results}", *node_ids]
+            )
+            for result_file in Path(results).glob("*.jsonl"):
+                for line in result_file.read_text().splitlines():
+                    entry = json.loads(line)
+                    outcomes[str(entry["path"])] = entry
     failed = 0
-    print(f"replay of {golden}:")
-    for path in tests:
+    print(f"replay of {printable(str(golden))}:")
+    for path in listed:
         entry = outcomes.get(str(path))
-        if entry is None:
-            failed += 1
-            print(f"  NOT PLAYED {path}: its test did not attach the device")
+        problem = index.problem(path)
+        shown_path = printable(str(path))
+        if path in index.damaged:
+            verdict, why = "DAMAGED", problem
+        elif problem:
+            verdict, why = "NOT PLAYED", problem
+        elif entry is None:
+            verdict, why = "NOT PLAYED", "its test did not attach the device"
         elif entry["failure"]:
-            failed += 1
-            print(f"  DIVERGED   {path}: {entry['failure']}")
+            verdict = "DAMAGED" if entry.get("damaged") else "DIVERGED"
+            why = str(entry["failure"])
         else:
             tolerated = entry["tolerated"]
             extra = f" ({tolerated} repeated reads tolerated)" if tolerated else ""
-            print(f"  ok         {path}: {entry['transfers']} transfers{extra}")
-    print(f"{len(tests) - failed} of {len(tests)} traces replayed without divergence")
+            print(f"  ok         {shown_path}: {entry['transfers']} transfers{extra}")
+            continue
+        failed += 1
+        print(f"  {verdict:<10} {shown_path}: {printable(why, _LINE_WIDTH)}")
+    print(f"{len(listed) - failed} of {len(listed)} traces replayed without divergence")
     if failed:
         return 1
     return status

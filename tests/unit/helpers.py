@@ -1,4 +1,5 @@
-"""What several unit-test modules share: running the CLI in-process, fake .ko files."""
+"""What several unit-test modules share: running the CLI in-process, fake .ko files,
+hand-made traces."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import lz4.frame
+import msgpack
 import pytest
 
 from roadtest.cli import main
+from roadtest.recorder.format import Header
 
 
 @dataclass
@@ -46,3 +50,25 @@ def make_ko(path: Path, *fields: str) -> Path:
         ["objcopy", "--add-section", f".modinfo={info}", str(obj), str(path)], check=True
     )
     return path
+
+
+def raw_trace(path: Path, header: Header, *events: object) -> Path:
+    """A trace written by hand, as anyone could: each event a map (seq numbered here)
+    or already packed bytes, in one lz4 frame."""
+    stream = msgpack.packb(header.to_map(), use_bin_type=True)
+    for seq, event in enumerate(events):
+        if isinstance(event, dict):
+            event = msgpack.packb({"seq": seq, "t": seq, **event}, use_bin_type=True)
+        assert isinstance(event, bytes)
+        stream += event
+    path.write_bytes(lz4.frame.compress(stream))
+    return path
+
+
+def deep_marker(depth: int, seq: int = 0) -> bytes:
+    """A packed marker event whose detail nests `depth` arrays (msgpack.packb refuses that)."""
+    packed: bytes = msgpack.packb(
+        {"seq": seq, "t": seq, "kind": "marker", "what": "note", "detail": None}
+    )
+    assert packed.endswith(b"\xc0")  # the detail, nil, comes last
+    return packed[:-1] + b"\x91" * depth + b"\xc0"

@@ -209,3 +209,15 @@ def test_differing_fields_ignore_seq_and_time() -> None:
     b = {**write(0x03, 0x20), "seq": 9, "t": 99}
     assert differing_fields(a, b) == []
     assert differing_fields(a, {**b, "kind": "x"}) == ["kind"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["roadtest.guest.init:X", "roadtest.cli:X", "roadtest.models:X", "roadtest.models.base.x:X"],
+)
+def test_a_trace_cannot_import_roadtest_modules_other_than_models(model: str) -> None:
+    # The guest's init (PID 1 of the guest) has no business running on the host.
+    module = model.partition(":")[0]
+    was_loaded = module in sys.modules
+    assert register_names(model) == {}
+    assert was_loaded or module not in sys.modules

@@ -344,7 +344,7 @@ def test_files_that_are_not_traces(tmp_path: Path) -> None:
     text = tmp_path / "text.rtrace"
     text.write_text("hello, world\n")
     assert "not an lz4 frame: is this a roadtest trace?" in str(read_error(text))
-    assert "cannot open" in str(read_error(tmp_path))  # a directory
+    assert "not a regular file (a directory)" in str(read_error(tmp_path))
     other = raw_trace(tmp_path / "other.rtrace", {"format": "pcap"})
     assert "not a roadtest trace: format is 'pcap'" in str(read_error(other))
     numbers = raw_trace(tmp_path / "numbers.rtrace", 1, 2, 3)

@@ -8,8 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
+from test_record_replay import TEST, bound, driver
 
-from roadtest.recorder.format import Header, write_trace_atomic
+from roadtest.backend.gpio import VirtioGpio
+from roadtest.errors import RoadtestError
+from roadtest.models.base import ModelError
+from roadtest.models.tps6286x import TPS6286x
+from roadtest.recorder.format import Header, load_trace, write_trace_atomic
+from roadtest.recorder.recording import RecordingHooks
+from roadtest.replayer.player import ReplayHooks
+from roadtest.replayer.replay_command import replay as replay_command
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
 REPO = Path(__file__).resolve().parents[2]
@@ -26,7 +35,7 @@ def replay(golden: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+def one_error_line(result: subprocess.CompletedProcess[str] | Result) -> str:
     assert result.returncode == 2, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -66,4 +75,260 @@ def test_a_damaged_trace(tmp_path: Path, damage: object) -> None:
         tmp_path / "tps62864" / "x.rtrace", "tests/drivers/regulator/test_tps62864.py::test_modes"
     )
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
-    assert str(path) in one_error_line(replay(tmp_path))
+    # Its own line in the summary, why in one line; nothing else to play (no guest started).
+    result = replay(tmp_path)
+    assert result.returncode == 1 and result.stderr == "", result
+    assert "Traceback" not in result.stdout
+    (line,) = [line for line in result.stdout.splitlines() if str(path) in line]
+    assert line.startswith(f"  DAMAGED    {path}: byte ")
+    assert result.stdout.splitlines()[-1] == "0 of 1 traces replayed without divergence"
+
+
+@pytest.fixture
+def roadtest(capsys: pytest.CaptureFixture[str]) -> Roadtest:
+    return cli_runner(capsys)
+
+
+# A checkout of its own (root/tests/...), golden traces recorded into it without a guest,
+# and a stand-in for the pytest run that does what the replay plugin does: the hooks,
+# one device per test, the recorded driver, the results file.
+
+TEST_B = TEST.replace("test_a[p]", "test_b")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    test_file = tmp_path / "root" / TEST.split("::")[0]
+    test_file.parent.mkdir(parents=True)
+    test_file.write_text("def test_a(p):\n    pass\n\n\ndef test_b():\n    pass\n")
+    return tmp_path / "root"
+
+
+def record_golden(golden: Path, *tests: str) -> Path:
+    line = VirtioGpio(ngpio=2).line(1)
+    hooks = RecordingHooks(golden, "6.12.0-test")
+    for test in tests:
+        model = TPS6286x()
+        dev = bound(model, line)
+        bus = hooks.attached(test, dev)
+        hooks.marker(dev, "bind", dev.name)
+        driver(bus)
+        assert hooks.detached(dev) == []
+    return golden
+
+
+class FakePytest:
+    """`run_pytest` for `replay`: what the plugin does with --roadtest-replay, minus the guest."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runs: list[list[str]] = []
+
+    def __call__(self, args: list[str]) -> int:
+        self.runs.append(args)
+        options = dict(a.split("=", 1) for a in args if a.startswith("--"))
+        node_ids = [a for a in args if not a.startswith("--")]
+        try:
+            hooks = ReplayHooks(
+                Path(options["--roadtest-replay"]), Path(options["--roadtest-replay-results"])
+            )
+        except RoadtestError:
+            return 3  # the plugin's pytest.exit(): the whole session ends
+        failed = 0
+        for node_id in node_ids:
+            test_id = str(Path(node_id.split("::")[0]).relative_to(self.root))
+            test_id += "::" + node_id.split("::", 1)[1]
+            dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
+            try:
+                player = hooks.attached(test_id, dev)
+                hooks.marker(dev, "bind", None)
+                driver(player)
+            except (ModelError, AssertionError):
+                failed += 1
+            failed += bool(hooks.detached(dev))
+        return 1 if failed else 0
+
+
+def summary(capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """The replay summary's lines, by trace file name (relative to the golden directory)."""
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("replay of ") and "Traceback" not in "".join(lines)
+    return {line.split()[-1]: line for line in lines[1:-1] for line in [_key(line)]}
+
+
+def _key(line: str) -> str:
+    # "  VERDICT    PATH: why" -> "PATH VERDICT: why": the path last word of the key part.
+    verdict, rest = line[:13].strip(), line[13:]
+    path, _, why = rest.partition(": ")
+    return f"{verdict}|{why} {Path(path).parent.name}/{Path(path).name}"
+
+
+def test_one_damaged_trace_fails_alone_and_the_rest_are_played(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST, TEST_B)
+    damaged = golden / "tps62864" / "test_b.rtrace"
+    data = bytearray(damaged.read_bytes())
+    data[-13] ^= 0x40  # in the last lz4 block (before its checksum, the end mark, the frame's)
+    damaged.write_bytes(bytes(data))
+    fake = FakePytest(root)
+    assert replay_command(golden, [], root, fake) == 1
+    lines = summary(capsys)
+    ok, bad = lines["tps62864/test_a-p.rtrace"], lines["tps62864/test_b.rtrace"]
+    assert ok.startswith("ok|")
+    assert bad.startswith("DAMAGED|the trace is damaged: byte ") and "checksum" in bad.lower(), bad
+
+
+def test_a_shadowed_copy_says_which_trace_was_played(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST)
+    (golden / "copy").mkdir()
+    (golden / "copy" / "test_a-p.rtrace").write_bytes(
+        (golden / "tps62864" / "test_a-p.rtrace").read_bytes()
+    )
+    assert replay_command(golden, [], root, FakePytest(root)) == 1
+    lines = summary(capsys)
+    played = golden / "copy" / "test_a-p.rtrace"  # the first in path order
+    assert lines["copy/test_a-p.rtrace"].startswith("ok|")
+    shadowed = lines["tps62864/test_a-p.rtrace"]
+    assert shadowed.startswith(f"NOT PLAYED|{played} is a trace of the same test")
+    assert "did not attach" not in shadowed
+
+
+def test_a_detail_nested_1000_deep_fails_its_trace_in_one_line(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST)
+    path = golden / "tps62864" / "test_a-p.rtrace"
+    header, events = load_trace(path)
+    raw_trace(
+        path,
+        header,
+        *[{k: v for k, v in e.items() if k not in ("seq", "t")} for e in events[:2]],
+        deep_marker(1000, seq=2),
+    )
+    assert replay_command(golden, [], root, FakePytest(root)) == 1
+    (line,) = summary(capsys).values()
+    assert line.startswith("DAMAGED|the trace is damaged: ") and "nests more than" in line
+
+
+def test_a_huge_transfer_makes_a_short_summary(tmp_path: Path, root: Path) -> None:
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864", regbytes=1)
+    header.extra["device"] = "test_x.DEV"
+    msgs = [{"flags": 0, "len": 2, "data": b"\x01\x50", "status": 0}] * 65536
+    raw_trace(tmp_path / "a.rtrace", header, {"kind": "i2c", "msgs": msgs})
+    hooks = ReplayHooks(tmp_path)
+    dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
+    player = hooks.attached(TEST, dev)
+    with pytest.raises(ModelError):
+        driver(player)
+    hooks.detached(dev)
+    (outcome,) = hooks.outcomes
+    assert "characters left out" in outcome.failure and len(outcome.failure) < 2000
+
+
+EVIL = (  # a test file that leaves a mark when imported
+    "import pathlib\npathlib.Path(__file__).with_name('ran').write_text('x')\n\n"
+    "def test_x():\n    pass\n"
+)
+
+
+@pytest.mark.parametrize(
+    "test_id",
+    [
+        "../evil/test_evil.py::test_x",
+        "tests/../../evil/test_evil.py::test_x",
+        "{tmp}/evil/test_evil.py::test_x",
+        "tests/link/test_evil.py::test_x",  # a symlink out of tests/
+        "/usr/bin/ls::x",
+        "tests/" + "a" * 5000 + ".py::test_x",
+        "tests/x.py",
+        "tests/bad\x00.py::test_x",
+    ],
+    ids=["dotdot", "tests-dotdot", "absolute", "symlink", "binary", "long", "no-name", "nul"],
+)
+def test_a_trace_cannot_make_replay_run_a_file_outside_tests(
+    tmp_path: Path, root: Path, test_id: str
+) -> None:
+    evil = tmp_path / "evil" / "test_evil.py"
+    evil.parent.mkdir()
+    evil.write_text(EVIL)
+    (root / "tests" / "link").symlink_to(evil.parent)
+    test_id = test_id.replace("{tmp}", str(tmp_path))
+    golden = tmp_path / "golden"
+    trace(golden / "x" / "x.rtrace", test_id)
+    fake = FakePytest(root)
+    with pytest.raises(RoadtestError) as info:
+        replay_command(golden, [], root, fake)
+    assert fake.runs == [] and not (evil.parent / "ran").exists()
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 1000
+    assert message.startswith(f"{golden / 'x' / 'x.rtrace'}: its test ")
+
+
+@pytest.mark.parametrize("selection", ["/tmp", "..", "/etc/passwd", "/etc/passwd::x"])
+def test_a_selection_outside_the_checkout_is_one_line(tmp_path: Path, selection: str) -> None:
+    trace(
+        tmp_path / "tps62864" / "x.rtrace", "tests/drivers/regulator/test_tps62864.py::test_modes"
+    )
+    result = subprocess.run(
+        [str(ROADTEST), "replay", "--golden", str(tmp_path), selection],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "ROADTEST_ROOT": str(REPO)},
+    )
+    assert "not in this checkout" in one_error_line(result)
+
+
+def test_an_empty_golden_is_not_the_current_directory(
+    tmp_path: Path, roadtest: Roadtest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert "--golden needs a directory" in one_error_line(roadtest("replay", "--golden="))
+
+
+@pytest.mark.parametrize(
+    "out",
+    [None, "", "/proc/roadtest-x", "{file}", "/dev/null/x", "{file}/x"],
+    ids=["no-value", "empty", "proc", "a-file", "under-dev-null", "under-a-file"],
+)
+def test_record_out_is_checked_before_anything_runs(
+    tmp_path: Path, roadtest: Roadtest, out: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("roadtest.cli.run_pytest", lambda args: pytest.fail("ran pytest"))
+    file = tmp_path / "file"
+    file.write_text("mine")
+    args = ["--out"] if out is None else [f"--out={out.replace('{file}', str(file))}"]
+    line = one_error_line(roadtest("record", "-k", "x", *args))
+    if out is None:  # nor does it take the next option as its value
+        assert "needs a" in one_error_line(roadtest("record", "--out", "-k", "x"))
+    assert line.startswith("roadtest: --out")
+    assert file.read_text() == "mine"
+
+
+def test_the_player_holds_a_window_of_the_trace_not_all_of_it(tmp_path: Path) -> None:
+    # An 18 MB trace took 810 MB when replay loaded it whole (bench/bench_replay_memory.py).
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864", regbytes=1)
+    header.extra["device"] = "test_x.DEV"
+    read = [
+        {"flags": 1, "len": 1, "data": b"\x01", "status": 0},
+        {"flags": 2, "len": 1, "data": b"\x64", "status": 0},
+    ]
+    count = 20_000
+    write_trace_atomic(tmp_path / "big.rtrace", header, [{"kind": "i2c", "msgs": read}] * count)
+    hooks = ReplayHooks(tmp_path)
+    dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
+    player = hooks.attached(TEST, dev)
+    held = 0
+    for _ in range(count):
+        player.start_transfer()
+        player.write(b"\x01")
+        player.read(1)
+        player.end_transfer()
+        held = max(held, len(player.events._buf))  # type: ignore[attr-defined]
+    assert hooks.detached(dev) == []
+    assert hooks.outcomes[0].transfers == count
+    assert held < count // 4

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import lz4.frame
+import msgpack
 import pytest
-from helpers import Roadtest, cli_runner
+from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
 
 from roadtest.recorder import Header, TraceWriter
 
@@ -175,3 +180,97 @@ def test_as_a_user_runs_it_errors_are_one_line_and_a_closed_pipe_is_quiet(
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"roadtest: {cut}: byte ") and "truncated" in result.stderr
+
+
+# Hostile or damaged input: one line and exit 2, or a readable result; never a traceback
+# or a hang (the hardening issue, item 9 and 12).
+
+HEADER = Header(
+    kernel="6.12.57",
+    test="tests/drivers/regulator/test_tps6286x.py::test_enable",
+    address=0x48,
+    compatible="ti,tps62864",
+    model="roadtest.models.tps6286x:TPS6286x",
+    regbytes=1,
+)
+
+
+def one_line(result: Result) -> str:
+    assert result.returncode == 2, result
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("roadtest: ")
+    return result.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "diff"])
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, command: str) -> None:
+    fifo = tmp_path / "pipe.rtrace"
+    os.mkfifo(fifo)
+    good = make(tmp_path / "good.rtrace", [0x20])
+    args = [fifo] if command == "show" else [good, fifo]
+    # A subprocess: before the fix, open() waited for a writer forever.
+    result = subprocess.run(
+        [ROADTEST, "trace", command, *args], capture_output=True, text=True, timeout=60
+    )
+    assert f"{fifo}: not a regular file" in one_line(result)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "created",
+    [math.inf, -math.inf, math.nan, 1e20, 2**63, -(2**63), 253402300800.0],
+    ids=["inf", "-inf", "nan", "1e20", "2**63", "-2**63", "year-10000"],
+)
+def test_a_creation_time_that_is_no_date_is_shown_as_a_number(
+    tmp_path: Path, roadtest: Roadtest, created: float
+) -> None:
+    path = raw_trace(tmp_path / "a.rtrace", dataclasses.replace(HEADER, created=0.0))
+    header = msgpack.unpackb(lz4.frame.decompress(path.read_bytes()))
+    header["created"] = created
+    path.write_bytes(lz4.frame.compress(msgpack.packb(header)))
+    result = roadtest("trace", "show", path)
+    assert result.returncode == 0, result.stderr
+    assert "(not a date)" in result.stdout.splitlines()[1]
+
+
+def test_a_detail_nested_1000_deep_is_one_line(tmp_path: Path, roadtest: Roadtest) -> None:
+    path = raw_trace(tmp_path / "deep.rtrace", HEADER, deep_marker(1000))
+    good = make(tmp_path / "good.rtrace", [0x20])
+    for args in (["show", path], ["diff", good, path], ["diff", path, path]):
+        assert "nests more than" in one_line(roadtest("trace", *args))
+
+
+@pytest.mark.parametrize("op", [["set_value"], {"op": 1}, 5, None])
+def test_a_gpio_op_of_another_type_is_one_line(
+    tmp_path: Path, roadtest: Roadtest, op: object
+) -> None:
+    gpio = {"kind": "gpio", "line": 1, "name": "irq", "op": op, "value": 0, "status": 0}
+    path = raw_trace(tmp_path / "op.rtrace", HEADER, gpio)
+    assert "unknown op" in one_line(roadtest("trace", "show", path))
+
+
+def test_terminal_escapes_in_a_trace_are_shown_escaped(tmp_path: Path, roadtest: Roadtest) -> None:
+    evil = "\x1b]0;owned\x07\x1b[2J\u202e"
+    header = dataclasses.replace(
+        HEADER, kernel=evil, test=f"t{evil}", compatible=evil, extra={evil: evil}
+    )
+    marker = {"kind": "marker", "what": evil, "detail": {evil: evil}}
+    gpio = {"kind": "gpio", "line": 1, "name": evil, "op": "mask", "value": 0, "status": 0}
+    path = raw_trace(tmp_path / "esc.rtrace", header, marker, gpio)
+    other = raw_trace(tmp_path / "other.rtrace", HEADER, gpio, marker)
+    for args in (["show", path], ["diff", path, other], ["diff", other, path]):
+        result = roadtest("trace", *args)
+        assert result.returncode in (0, 1), result.stderr
+        assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
+        assert "\\x1b" in result.stdout
+    bad = raw_trace(tmp_path / "bad.rtrace", header, {**gpio, "op": evil})
+    assert "\x1b" not in one_line(roadtest("trace", "show", bad))
+
+
+def test_a_diff_line_of_a_huge_transfer_is_cut(tmp_path: Path, roadtest: Roadtest) -> None:
+    msgs = [{"flags": 0, "len": 1, "data": b"\x01", "status": 0}] * 65536
+    a = raw_trace(tmp_path / "a.rtrace", HEADER, {"kind": "i2c", "msgs": msgs})
+    b = raw_trace(tmp_path / "b.rtrace", HEADER, {"kind": "i2c", "msgs": msgs[:-1]})
+    result = roadtest("trace", "diff", a, b)
+    assert result.returncode == 1
+    assert "characters left out" in result.stdout
+    assert max(map(len, result.stdout.splitlines())) < 3000
