@@ -69,6 +69,7 @@ class TestLog:
         self.backend_mark = backend_mark
         self.errors_mark = len(session.backend.errors)
         self.pids: set[int] = set()  # the guest's processes when the test started
+        self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
 
     def flush_console(self, marker: str = "") -> None:
         """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
@@ -91,7 +92,7 @@ class TestLog:
     def cause(self, exc: BaseException | None) -> BaseException | None:
         """What to report in place of `exc` (None: the test passed): a model's exception,
         or how the guest died; None when there is nothing better than `exc`."""
-        outcome = verdicts.model_outcome(self.new_model_errors())
+        outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
         if outcome is not None:
             return outcome
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
@@ -303,6 +304,10 @@ def guest(
     assert guest.console is not None
     test_log = TestLog(session, guest.console.mark(), len(_backend_log.records))
     request.node.stash[_KEY_LOG] = test_log
+    if session.time_travel and request.config.getoption("--roadtest-replay"):
+        # A player's divergence, whether it fails the call (the driver's EIO) or shows
+        # when the device is detached, gets the line.
+        test_log.note = REPLAY_TIMING_NOTE
     problems_before = len(session.problems)
     session.test_id = node_id
     test_log.pids = session.guest_pids()
@@ -329,7 +334,7 @@ def guest(
     death = verdicts.guest_death(guest, test_log.console_mark)
     if death is not None:
         failures.append(death)
-    model = verdicts.model_outcome(test_log.new_model_errors())
+    model = verdicts.model_outcome(test_log.new_model_errors(), test_log.note)
     if model is not None:
         failures.append(f"{type(model).__name__}: {model}")
     if strays:
@@ -338,8 +343,8 @@ def guest(
             "test starts): " + "; ".join(strays)
         )
     problems = session.problems[problems_before:]
-    if device_problems and session.time_travel and request.config.getoption("--roadtest-replay"):
-        problems.append(REPLAY_TIMING_NOTE)
+    if device_problems and test_log.note and model is None:
+        problems.append(test_log.note)
     failures += problems
     trouble = guest.console.trouble(test_log.console_mark)
     if trouble and death is None:

@@ -36,12 +36,12 @@ class GuestDied(Exception):
     """The guest panicked, powered off or hung during the test."""
 
 
-def model_outcome(errors: Sequence[BackendError]) -> BaseException | None:
+def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseException | None:
     """What reports `errors`: the model's own pytest.skip, else a ModelFault naming the first.
 
     A model that calls pytest.skip says the case cannot be tested (not modelled); the
     driver's I/O error that followed is a consequence, so the test is skipped, as it
-    would be had the test itself skipped."""
+    would be had the test itself skipped. `note` is a line to add below the headline."""
     if not errors:
         return None
     for error in errors:
@@ -52,6 +52,8 @@ def model_outcome(errors: Sequence[BackendError]) -> BaseException | None:
     headline = errors[0].summary
     if len(errors) > 1:
         headline += f" (and {len(errors) - 1} more model errors, below)"
+    if note:
+        headline += "\n" + note
     details = "\n".join(str(e) for e in errors)
     return ModelFault(f"{headline}\na model raised while serving the driver:\n{details}")
 
