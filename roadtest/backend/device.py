@@ -37,11 +37,13 @@ class BackendError:
 
     @property
     def summary(self) -> str:
-        """One line: where, and what was raised (a ModelError's message says it all)."""
+        """One line: where, and the first line of what was raised (a ModelError's says it
+        all; str(self) has the rest)."""
         exc = self.exception
+        message = str(exc).partition("\n")[0]
         if isinstance(exc, ModelError):
-            return f"{self.where}: {exc}"
-        return f"{self.where}: {type(exc).__name__}: {exc}".removesuffix(": ")
+            return f"{self.where}: {message}"
+        return f"{self.where}: {type(exc).__name__}: {message}".removesuffix(": ")
 
     def __str__(self) -> str:
         text = (
