@@ -179,12 +179,18 @@ def _check_options(config: pytest.Config) -> None:
     """Bad --roadtest-cpu or --roadtest-workdir: one line and exit 4 before any test runs,
     not the same traceback in every test."""
     cpu = config.getoption("--roadtest-cpu")
-    allowed = os.sched_getaffinity(0)
-    if cpu is not None and cpu not in allowed:
-        raise pytest.UsageError(
-            f"roadtest: --roadtest-cpu {cpu}: not a CPU this process may run on "
-            f"(it may use {', '.join(map(str, sorted(allowed)))})"
-        )
+    if cpu is not None:
+        # Try it: the CPUs allowed are the cpuset's, which may be more than this process
+        # runs on now (a roadtest run started from a pinned one may pick another CPU).
+        current = os.sched_getaffinity(0)
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except (OSError, ValueError):
+            raise pytest.UsageError(
+                f"roadtest: --roadtest-cpu {cpu}: not a CPU this process may run on "
+                f"(this machine has {os.cpu_count()}, numbered from 0)"
+            ) from None
+        os.sched_setaffinity(0, current)
     workdir = config.getoption("--roadtest-workdir")
     if workdir is None:
         return

@@ -70,3 +70,20 @@ def test_workdir_too_long_for_a_socket_address(tmp_path: Path) -> None:
     line = one_line(pytest_run(tmp_path, f"--roadtest-workdir={long}"))
     assert "too long for the guest's sockets" in line and "at most 107" in line
     assert not long.exists()  # nothing made for a run that never starts
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_a_cpu_outside_the_current_affinity_is_still_valid(tmp_path: Path) -> None:
+    # The harness tests run roadtest from a process pinned to its own guest's CPU, and
+    # give the inner run the other one.
+    (tmp_path / "test_user.py").write_text(TESTS)
+    result = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+        + ["--roadtest-cpu=1", "--co", "-q", "test_user.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
