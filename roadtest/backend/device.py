@@ -35,6 +35,16 @@ class BackendError:
     exception: BaseException
     traceback: str = field(repr=False, default="")
 
+    @property
+    def summary(self) -> str:
+        """One line: where, and the first line of what was raised (a ModelError's says it
+        all; str(self) has the rest)."""
+        exc = self.exception
+        message = str(exc).partition("\n")[0]
+        if isinstance(exc, ModelError):
+            return f"{self.where}: {message}"
+        return f"{self.where}: {type(exc).__name__}: {message}".removesuffix(": ")
+
     def __str__(self) -> str:
         text = (
             f"{self.kind} error in {self.where}: {type(self.exception).__name__}: {self.exception}"
@@ -80,7 +90,7 @@ class VirtioDevice:
         log.error("%s: %s error in %s: %s", self.name, kind, where, exc, exc_info=shown)
         try:
             self.report(error)
-        except Exception:  # a broken sink must not take the device down
+        except BaseException:  # a broken sink must not take the device down
             log.exception("%s: error sink failed", self.name)
         return error
 

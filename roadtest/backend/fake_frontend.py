@@ -20,6 +20,7 @@ import os
 import select
 import socket
 import struct
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,11 +189,15 @@ class DriverQueue:
 
     def wait_used(self, count: int = 1, timeout: float = 2.0) -> list[Completion]:
         got: list[Completion] = []
+        # One deadline for the whole wait: a call fd at EOF (the backend closed it) is
+        # always readable, and must not make this spin forever.
+        deadline = time.monotonic() + timeout
         while True:
             got.extend(self.get_used())
             if len(got) >= count:
                 return got
-            if not self.wait_call(timeout):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.wait_call(remaining):
                 got.extend(self.get_used())
                 if len(got) >= count:
                     return got

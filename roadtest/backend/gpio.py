@@ -177,7 +177,7 @@ class GpioLine:
         for observer in list(self.observers):
             try:
                 observer(self, op, value, status)
-            except Exception as exc:
+            except BaseException as exc:  # even pytest.fail: the backend's thread lives on
                 self.device.record_error("model", f"gpio {self.index} ({self.name}) observer", exc)
 
     # The driver side (device lock held)
@@ -189,15 +189,20 @@ class GpioLine:
             return not self._input
         return False
 
-    def _set_output(self, value: bool) -> None:
+    def _set_output(self, value: bool) -> bool:
+        """Drive the output; False if a model's listener raised (the request fails, as an
+        I2C message does when its model raises)."""
         self.output = value
+        ok = True
         for listener in list(self._listeners):
             try:
                 listener(self, value)
-            except Exception as exc:
+            except BaseException as exc:  # even pytest.fail: the backend's thread lives on
                 self.device.record_error(
                     "model", f"gpio {self.index} ({self.name}) output listener", exc
                 )
+                ok = False
+        return ok
 
 
 def _edge_matches(irq_type: int, level: bool) -> bool:
@@ -363,9 +368,7 @@ class VirtioGpio(VirtioDevice):
             elif kind == MSG_GET_VALUE:
                 result = int(line.value)
             elif kind == MSG_SET_VALUE:
-                if value in (0, 1):
-                    line._set_output(bool(value))
-                else:
+                if value not in (0, 1) or not line._set_output(bool(value)):
                     status = STATUS_ERR
             elif kind == MSG_IRQ_TYPE:
                 if value in _IRQ_TYPES and self.features & VIRTIO_GPIO_F_IRQ:

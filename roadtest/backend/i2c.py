@@ -11,7 +11,10 @@ FAIL_NEXT links requests into a transfer group: once a message fails, the
 rest of its group fails without reaching any model, and the next group starts
 clean. A message fails when no model is attached at its address (a NACK, as
 on real hardware) or when the model raises or returns the wrong length; the
-latter are model errors, logged and reported with their traceback.
+latter are model errors, logged and reported with their traceback. Whatever
+a model raises is caught, BaseExceptions too (pytest.fail or pytest.skip in a
+model, SystemExit, KeyboardInterrupt): it fails the message and is reported
+with the test, and the backend's thread, which every later test needs, lives on.
 """
 
 from __future__ import annotations
@@ -112,7 +115,7 @@ class VirtioI2C(VirtioDevice):
         for model in models:
             try:
                 model.end_transfer()
-            except Exception as exc:
+            except BaseException as exc:
                 self.record_error("model", f"i2c {type(model).__name__}.end_transfer()", exc)
 
     def _handle(self, req: Request, debug: bool) -> int:
@@ -158,7 +161,7 @@ class VirtioI2C(VirtioDevice):
                             )
                         if len(data) != length:
                             raise ValueError(f"read({length}) returned {len(data)} bytes")
-                    except Exception as exc:
+                    except BaseException as exc:
                         self.record_error(
                             "model", f"i2c {addr:#04x} {type(model).__name__}.read({length})", exc
                         )
@@ -173,7 +176,7 @@ class VirtioI2C(VirtioDevice):
                     data = out[OUT_HDR.size :]
                     try:
                         model.write(data)
-                    except Exception as exc:
+                    except BaseException as exc:
                         self.record_error(
                             "model", f"i2c {addr:#04x} {type(model).__name__}.write({data!r})", exc
                         )
@@ -198,7 +201,7 @@ class VirtioI2C(VirtioDevice):
         self._group_models.append(model)
         try:
             model.start_transfer()
-        except Exception as exc:
+        except BaseException as exc:
             self.record_error(
                 "model", f"i2c {addr:#04x} {type(model).__name__}.start_transfer()", exc
             )

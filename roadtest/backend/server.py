@@ -32,7 +32,13 @@ from roadtest.backend.vhost_user import VhostUserConnection
 log = logging.getLogger("roadtest.backend.server")
 
 # sun_path is 108 bytes, NUL included.
-_MAX_SOCKET_PATH = 107
+MAX_SOCKET_PATH = 107
+
+
+def socket_paths(workdir: Path) -> dict[str, Path]:
+    """The backend's listening sockets in `workdir`, by device name."""
+    base = Path(workdir).absolute()
+    return {"i2c": base / "i2c.sock", "gpio": base / "gpio.sock"}
 
 
 class BackendStartError(Exception):
@@ -97,7 +103,7 @@ class EventLoop:
                 callback: Callable[[], None] = key.data
                 try:
                     callback()
-                except Exception:
+                except BaseException:  # even SystemExit from a model: every later test needs us
                     log.exception("backend event handler failed")
                 if self._stopping:
                     break
@@ -120,9 +126,9 @@ class DeviceServer:
         self.connected = threading.Event()
 
     def listen(self) -> None:
-        if len(os.fsencode(self.path)) > _MAX_SOCKET_PATH:
+        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH:
             raise BackendStartError(
-                f"socket path {self.path} is longer than {_MAX_SOCKET_PATH} bytes: "
+                f"socket path {self.path} is longer than {MAX_SOCKET_PATH} bytes: "
                 "use a shorter work directory"
             )
         try:
@@ -211,11 +217,11 @@ class Backend:
 
     @property
     def i2c_socket(self) -> Path:
-        return self.workdir.absolute() / "i2c.sock"
+        return socket_paths(self.workdir)["i2c"]
 
     @property
     def gpio_socket(self) -> Path:
-        return self.workdir.absolute() / "gpio.sock"
+        return socket_paths(self.workdir)["gpio"]
 
     def _record(self, error: BackendError) -> None:
         with self._errors_lock:

@@ -292,7 +292,7 @@ class VhostUserConnection:
                 log.error("%s: %s failed: %s", self.name, request_name(request), err)
                 replied = False
                 status = 1
-            except Exception as err:
+            except BaseException as err:  # even SystemExit: the backend's thread must live on
                 self.device.record_error("device", f"{self.name} {request_name(request)}", err)
                 replied = False
                 status = 1
@@ -369,7 +369,7 @@ class VhostUserConnection:
         except VirtqueueError as err:
             # The ring is marked broken: nothing more is taken from it until it is set up again.
             self.device.record_error("device", vq.name, err)
-        except Exception as err:
+        except BaseException as err:  # even SystemExit: the backend's thread must live on
             self.device.record_error("device", f"{vq.name} processing", err)
 
     def _drop_kick(self, vq: Virtqueue) -> None:

@@ -115,15 +115,21 @@ class SMBusModel(I2CModel):
     def read(self, length: int) -> bytes:
         regbytes = self.regbytes
         if length == regbytes:  # the common case: one register
-            return self.reg_read(self.reg_addr).to_bytes(regbytes, self.byteorder)
+            return self._reg_bytes(self.reg_addr)
         count = -(-length // regbytes)
-        if regbytes == 1:
-            return bytes(self.reg_read((self.reg_addr + i) & 0xFF) for i in range(count))
-        data = b"".join(
-            self.reg_read((self.reg_addr + i) & 0xFF).to_bytes(regbytes, self.byteorder)
-            for i in range(count)
-        )
+        data = b"".join(self._reg_bytes((self.reg_addr + i) & 0xFF) for i in range(count))
         return data[:length]
+
+    def _reg_bytes(self, addr: int) -> bytes:
+        value = self.reg_read(addr)
+        try:
+            return value.to_bytes(self.regbytes, self.byteorder)
+        except (OverflowError, AttributeError, TypeError):
+            # Only on the error path: the check costs nothing on every good read.
+            raise ModelError(
+                f"{type(self).__name__} read of register {addr:#04x} returned {_show(value)}, "
+                f"which does not fit {8 * self.regbytes} bits"
+            ) from None
 
     # The write log
 
@@ -172,6 +178,10 @@ class SMBusModel(I2CModel):
                 f"expected the last write to register {reg:#04x} to be {self._fmt(value)}; "
                 + self._describe(reg, writes)
             )
+
+
+def _show(value: object) -> str:
+    return f"{value:#x}" if isinstance(value, int) else repr(value)
 
 
 class ActiveLowInterrupt:

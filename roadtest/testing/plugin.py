@@ -11,24 +11,37 @@ from __future__ import annotations
 import logging
 import os
 import types
+import warnings
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.testing import tracecmd_capture
+from roadtest.testing import tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 
 if TYPE_CHECKING:
+    from roadtest.backend.device import BackendError
+    from roadtest.machine.uml import UMLGuest
     from roadtest.testing.hooks import DeviceHooks
     from roadtest.testing.session import RoadtestSession
 
 _KEY_LOG = pytest.StashKey["TestLog"]()
 _DEVICES = pytest.StashKey[list[Device]]()
 _CALL_FAILED = pytest.StashKey[bool]()
+# The last test that ended with the guest alive, and the console position then.
+_LAST_TEST = pytest.StashKey[tuple[str, int]]()
+
+# Added to a replay divergence while the guest runs in basic time-travel mode.
+REPLAY_TIMING_NOTE = (
+    "note: the guest runs in basic time-travel mode, in which host load can change this "
+    "sequence (runtime-PM autosuspend and kernel timers fire at different points when the "
+    "host answers slowly): re-run on an idle machine before blaming the driver"
+)
 
 
 class BackendLog(logging.Handler):
@@ -54,18 +67,39 @@ class TestLog:
         self.guest = session.guest
         self.console_mark = console_mark
         self.backend_mark = backend_mark
+        self.errors_mark = len(session.backend.errors)
+        self.pids: set[int] = set()  # the guest's processes when the test started
+        self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
 
-    def flush_console(self) -> None:
+    def flush_console(self, marker: str = "") -> None:
         """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
         guest = self.guest
         if guest is None or guest.console is None or not guest.alive:
             return
-        marker = f"roadtest: report {self.console_mark}"
+        marker = marker or f"roadtest: report {self.console_mark}"
         try:
             guest.agent.kmsg(marker)
         except (OSError, ProtocolError):
             return
         guest.console.wait_for(marker, self.console_mark, timeout=2.0)
+
+    def new_model_errors(self) -> list[BackendError]:
+        """What the backend recorded since the last look (each error is reported once)."""
+        errors = self.session.backend.errors[self.errors_mark :]
+        self.errors_mark += len(errors)
+        return errors
+
+    def cause(self, exc: BaseException | None) -> BaseException | None:
+        """What to report in place of `exc` (None: the test passed): a model's exception,
+        or how the guest died; None when there is nothing better than `exc`."""
+        outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
+        if outcome is not None:
+            return outcome
+        if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
+            death = verdicts.guest_death(self.guest, self.console_mark, exc)
+            if death is not None:
+                return verdicts.GuestDied(death)
+        return None
 
     def kernel_lines(self) -> list[str]:
         if self.guest is None or self.guest.console is None:
@@ -134,10 +168,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _check_options(config)
     logger = logging.getLogger("roadtest")
     logger.addHandler(_backend_log)
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Bad --roadtest-cpu or --roadtest-workdir: one line and exit 4 before any test runs,
+    not the same traceback in every test."""
+    cpu = config.getoption("--roadtest-cpu")
+    if cpu is not None:
+        # Try it: the CPUs allowed are the cpuset's, which may be more than this process
+        # runs on now (a roadtest run started from a pinned one may pick another CPU).
+        current = os.sched_getaffinity(0)
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except (OSError, ValueError):
+            raise pytest.UsageError(
+                f"roadtest: --roadtest-cpu {cpu}: not a CPU this process may run on "
+                f"(this machine has {os.cpu_count()}, numbered from 0)"
+            ) from None
+        os.sched_setaffinity(0, current)
+    workdir = config.getoption("--roadtest-workdir")
+    if workdir is None:
+        return
+    path = Path(workdir).absolute()
+    what = f"roadtest: --roadtest-workdir {workdir}"
+    if path.exists() and not path.is_dir():
+        raise pytest.UsageError(f"{what}: not a directory")
+    workers = config.getoption("numprocesses", None)  # xdist's -n, when xdist is loaded
+    last = workers - 1 if isinstance(workers, int) and workers > 0 else 0
+    longest = max(
+        (os.fsencode(p) for p in socket_paths(path / f"gw{max(last, _worker()[1])}").values()),
+        key=len,
+    )
+    if len(longest) > MAX_SOCKET_PATH:
+        raise pytest.UsageError(
+            f"{what}: too long for the guest's sockets ({os.fsdecode(longest)} is "
+            f"{len(longest)} bytes, at most {MAX_SOCKET_PATH} fit a socket address)"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise pytest.UsageError(f"{what}: cannot create it: {err.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"{what}: not writable")
 
 
 def _declared_devices(module: types.ModuleType) -> list[Device]:
@@ -228,39 +305,106 @@ def guest(
     request: pytest.FixtureRequest, roadtest_session: RoadtestSession
 ) -> Iterator[RoadtestSession]:
     session = roadtest_session
-    guest = session.ensure_guest()
+    node_id = request.node.nodeid
+    guest = _guest_for(request.config, session, f"roadtest: start {node_id}")
     assert guest.console is not None
     test_log = TestLog(session, guest.console.mark(), len(_backend_log.records))
     request.node.stash[_KEY_LOG] = test_log
-    errors_before = len(session.backend.errors)
+    if session.time_travel and request.config.getoption("--roadtest-replay"):
+        # A player's divergence, whether it fails the call (the driver's EIO) or shows
+        # when the device is detached, gets the line.
+        test_log.note = REPLAY_TIMING_NOTE
     problems_before = len(session.problems)
-    session.test_id = request.node.nodeid
-    guest.agent.kmsg(f"roadtest: start {request.node.nodeid}")
+    session.test_id = node_id
+    test_log.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
     yield session
-    session.detach_all()
     if request.session.exitstatus == pytest.ExitCode.INTERRUPTED:
         # Torn down after Ctrl-C/SIGTERM, outside any test: a failure raised here would
         # escape pytest.main as a traceback, and the guest was stopped mid-call anyway.
+        session.detach_all()
         session.test_id = ""
         return
-    session.problems += tracecmd_capture.finish_test(request.config, guest, request.node.nodeid)
-    session.test_id = ""
+    # Quiesce before the verdict: nothing this test started may act during the next one.
+    strays: list[str] = []
     if guest.alive:
-        guest.agent.kmsg(f"roadtest: end {request.node.nodeid}")
+        try:
+            strays = session.kill_strays(test_log.pids)
+        except (OSError, ProtocolError):
+            pass  # the guest died meanwhile: reported below
+    session.detach_all()
+    device_problems = session.problems[problems_before:]
+    session.problems += tracecmd_capture.finish_test(request.config, guest, node_id)
+    session.test_id = ""
+    # Every kernel line up to here reached the host: trouble so far is this test's.
+    test_log.flush_console(f"roadtest: end {node_id}")
+    if guest.alive:
+        request.config.stash[_LAST_TEST] = (node_id, guest.console.mark())
     if request.node.stash.get(_CALL_FAILED, False):
         return  # the report already shows the logs; don't add an error on top
-    model_errors = session.backend.errors[errors_before:]
-    if model_errors:
-        pytest.fail(
-            "a model raised while serving the driver:\n" + "\n".join(str(e) for e in model_errors)
+    failures: list[str] = []
+    death = verdicts.guest_death(guest, test_log.console_mark)
+    if death is not None:
+        failures.append(death)
+    model = verdicts.model_outcome(test_log.new_model_errors(), test_log.note)
+    if model is not None:
+        failures.append(f"{type(model).__name__}: {model}")
+    if strays:
+        failures.append(
+            "the test left processes running in the guest (killed now; wait for what a "
+            "test starts): " + "; ".join(strays)
         )
     problems = session.problems[problems_before:]
-    if problems:
-        pytest.fail("\n".join(problems), pytrace=False)
+    if device_problems and test_log.note and model is None:
+        problems.append(test_log.note)
+    failures += problems
     trouble = guest.console.trouble(test_log.console_mark)
-    if trouble or not guest.alive:
-        pytest.fail("the guest kernel reported trouble:\n" + "\n".join(trouble or ["guest died"]))
+    if trouble and death is None:
+        failures.append("the guest kernel reported trouble:\n" + "\n".join(trouble))
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> UMLGuest:
+    """A live guest with `start` in its log. One that died after the last test ended (too
+    late to fail that test) is replaced, with a warning naming that test."""
+    guest = session.ensure_guest()
+    try:
+        guest.agent.kmsg(start)
+        return guest
+    except ProtocolError as exc:
+        last, mark = config.stash.get(_LAST_TEST, ("", 0))
+        death = verdicts.guest_death(guest, mark, exc) or str(exc)
+        warnings.warn(
+            pytest.PytestWarning(f"the guest died after {last or 'the last test'} ended: {death}"),
+            stacklevel=1,
+        )
+    guest = session.boot()
+    guest.agent.kmsg(start)
+    return guest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A guest test's failure names its cause: the model's exception rather than the
+    driver's EIO, how the guest died rather than a closed channel."""
+    __tracebackhide__ = True  # the report shows the test's frames and the cause, not ours
+    test_log = item.stash.get(_KEY_LOG, None)
+    if test_log is None:
+        return (yield)
+    try:
+        result = yield
+    except (KeyboardInterrupt, pytest.exit.Exception, pytest.skip.Exception):
+        raise  # the user's Ctrl-C, or the test's own decision
+    except BaseException as exc:
+        cause = test_log.cause(exc)
+        if cause is None:
+            raise
+        raise cause from exc
+    cause = test_log.cause(None)
+    if cause is not None:
+        raise cause
+    return result
 
 
 @pytest.hookimpl(wrapper=True)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("roadtest.session")
 
+_PF_KTHREAD = 0x00200000  # include/linux/sched.h: the task is a kernel thread
+
 
 class BindError(RoadtestError):
     pass
@@ -163,6 +165,35 @@ class RoadtestSession:
 
     def path(self, path: str) -> GuestPath:
         return GuestPath(self.ensure_guest().agent, path)
+
+    # Processes a test leaves behind
+    def guest_pids(self) -> set[int]:
+        return {int(name) for name in self.agent.listdir("/proc") if name.isdigit()}
+
+    def kill_strays(self, before: set[int]) -> list[str]:
+        """Kill the guest's user processes that were started after `before` was taken and
+        still run; returns them ("pid: command line").
+
+        The agent runs one program at a time and waits for it, so anything new still
+        running at a test's end was left in the background by that test, and whatever it
+        does next (a sysrq crash after a sleep) would land in the next test."""
+        agent = self.agent
+        strays: list[tuple[int, str]] = []
+        for pid in sorted(self.guest_pids() - before):
+            try:
+                stat = agent.read_file(f"/proc/{pid}/stat").decode(errors="replace")
+                cmdline = agent.read_file(f"/proc/{pid}/cmdline")
+            except OSError:
+                continue  # it ended meanwhile
+            # After "pid (comm) ": state ppid pgrp session tty_nr tpgid flags ...
+            fields = stat.rpartition(")")[2].split()
+            if fields[0] in "ZX" or int(fields[6]) & _PF_KTHREAD:
+                continue  # a zombie (dead already) or a kernel thread
+            command = cmdline.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+            strays.append((pid, command or stat.partition(" ")[2].split(")")[0] + ")"))
+        if strays:
+            agent.run(["kill", "-KILL", *(str(pid) for pid, _ in strays)])
+        return [f"{pid}: {command}" for pid, command in strays]
 
     # Devices
     def load_driver(self, compatible: str, bus: str = "") -> None:

@@ -146,17 +146,41 @@ def test_values_inputs_and_outputs(env: Env) -> None:
     assert seen == [(3, True), (3, False)]
 
 
-def test_listener_errors_are_model_errors(env: Env) -> None:
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError("listener broke"),
+        pytest.fail.Exception("listener broke"),
+        SystemExit("listener broke"),
+        KeyboardInterrupt("listener broke"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_listener_errors_are_model_errors(env: Env, exc: BaseException) -> None:
     def bad(line: GpioLine, value: bool) -> None:
-        raise RuntimeError("listener broke")
+        raise exc
 
     env.line(1).add_listener(bad)
-    assert env.fe.gpio_value(MSG_SET_VALUE, 1, 1) == (OK, 0)
+    # The driver's request fails, as an I2C message does when its model raises.
+    assert env.fe.gpio_value(MSG_SET_VALUE, 1, 1) == (ERR, 0)
     (error,) = env.backend.errors
     assert error.kind == "model" and "listener broke" in str(error)
+    assert env.backend.running
     env.line(1).remove_listener(bad)
     assert env.fe.gpio_value(MSG_SET_VALUE, 1, 0) == (OK, 0)
     assert len(env.backend.errors) == 1
+
+
+def test_observer_base_exceptions_are_model_errors(env: Env) -> None:
+    def bad(line: GpioLine, op: str, value: int, status: int) -> None:
+        pytest.fail("observer broke")
+
+    env.line(1).observers.append(bad)
+    assert env.fe.gpio_value(MSG_GET_VALUE, 1) == (OK, 0)
+    (error,) = env.backend.errors
+    assert error.kind == "model" and "observer broke" in str(error)
+    env.line(1).observers.remove(bad)
+    assert env.fe.gpio_value(MSG_GET_VALUE, 1) == (OK, 0)  # the backend still serves
 
 
 # Interrupts: the RFC's cases

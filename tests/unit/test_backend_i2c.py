@@ -143,6 +143,55 @@ def test_model_raising_mid_group(env: Env, caplog: pytest.LogCaptureFixture) -> 
     assert any("dev broke" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+# What pytest.fail, pytest.skip and the interpreter's own exits raise: not Exceptions.
+BASE_EXCEPTIONS = [
+    pytest.fail.Exception("the model says no"),
+    pytest.skip.Exception("not modelled"),
+    SystemExit(7),
+    KeyboardInterrupt(),
+]
+
+
+@pytest.mark.parametrize("exc", BASE_EXCEPTIONS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("where", ["read", "write", "start_transfer", "end_transfer"])
+def test_base_exceptions_from_a_model_fail_the_message_not_the_backend(
+    env: Env, exc: BaseException, where: str
+) -> None:
+    class Raising(Recorder):
+        def _maybe(self, name: str) -> None:
+            if name == where:
+                raise exc
+
+        def start_transfer(self) -> None:
+            self._maybe("start_transfer")
+
+        def end_transfer(self) -> None:
+            self._maybe("end_transfer")
+
+        def write(self, data: bytes) -> None:
+            self._maybe("write")
+
+        def read(self, length: int) -> bytes:
+            self._maybe("read")
+            return super().read(length)
+
+    env.backend.i2c.attach(0x20, Raising())
+    statuses = [status for status, _ in env.xfer((0x20, b"\x01"), (0x20, 2))]
+    # end_transfer comes after the last message: the transfer itself went through.
+    assert statuses == (
+        [OK, OK]
+        if where == "end_transfer"
+        else [ERR, ERR]
+        if where in ("start_transfer", "write")
+        else [OK, ERR]
+    )
+    (error,) = env.backend.errors
+    assert error.kind == "model" and error.exception is exc
+    assert env.backend.running
+    env.backend.i2c.attach(0x21, Recorder(fill=0x5A))
+    assert env.xfer((0x21, 2)) == [(OK, b"\x5a\x5a")]  # the backend still serves
+
+
 def test_model_refusing_a_write(env: Env) -> None:
     dev = Recorder()
     dev.raise_on = "write"

@@ -214,3 +214,26 @@ def test_i2c_model_defaults() -> None:
         m.write(b"\x00")
     with pytest.raises(ModelError):
         m.read(1)
+
+
+@pytest.mark.parametrize(
+    ("regbytes", "length", "value", "shown"),
+    [
+        (2, 2, 0x1FFFF, "0x1ffff"),  # the issue's case: OPT3001's 16-bit RESULT
+        (1, 1, 0x100, "0x100"),
+        (1, 3, 0x100, "0x100"),  # a multi-register read of byte registers
+        (2, 4, -1, "-0x1"),
+    ],
+)
+def test_a_register_value_too_wide_names_model_register_and_value(
+    regbytes: int, length: int, value: int, shown: str
+) -> None:
+    m = DictModel(regbytes=regbytes, byteorder="big")
+    m.regs[0x00] = value
+    m.regs[0x01] = 0
+    m.write(bytes([0x00]))
+    with pytest.raises(ModelError) as info:
+        m.read(length)
+    assert str(info.value) == (
+        f"DictModel read of register 0x00 returned {shown}, which does not fit {8 * regbytes} bits"
+    )

@@ -1,0 +1,102 @@
+"""What a failing guest test says first: the model's own exception, or how the guest died.
+
+Without this both read as their symptoms: a model that raised as the driver's
+`OSError: [Errno 5]`, a dead guest as `ProtocolError: channel closed by peer`.
+The plugin raises these in their place (chained to the symptom, which stays
+in the report) so that the headline names the cause.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+
+from roadtest.guest.client import AgentTimeout
+from roadtest.guest.protocol import ProtocolError
+
+if TYPE_CHECKING:
+    from roadtest.backend.device import BackendError
+    from roadtest.machine.uml import UMLGuest
+
+LAST_LINES = 12
+_PANIC = re.compile(r"Kernel panic - not syncing: .*")
+# How long a guest whose channel broke gets to finish dying, so its last lines are in.
+_EXIT_WAIT = 5.0
+
+
+class ModelFault(Exception):
+    """A model raised while serving the driver (the driver saw an I/O error)."""
+
+
+class GuestDied(Exception):
+    """The guest panicked, powered off or hung during the test."""
+
+
+def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseException | None:
+    """What reports `errors`: the model's own pytest.skip, else a ModelFault naming the first.
+
+    A model that calls pytest.skip says the case cannot be tested (not modelled); the
+    driver's I/O error that followed is a consequence, so the test is skipped, as it
+    would be had the test itself skipped. `note` is a line to add below the headline."""
+    if not errors:
+        return None
+    for error in errors:
+        if isinstance(error.exception, pytest.skip.Exception):
+            return pytest.skip.Exception(
+                f"{error.where}: {error.exception.msg}", _use_item_location=True
+            )
+    headline = errors[0].summary
+    if len(errors) > 1:
+        headline += f" (and {len(errors) - 1} more model errors, below)"
+    if note:
+        headline += "\n" + note
+    details = "\n".join(str(e) for e in errors)
+    return ModelFault(f"{headline}\na model raised while serving the driver:\n{details}")
+
+
+def is_guest_death(exc: BaseException) -> bool:
+    """Does `exc`, from an agent call, mean the guest is gone?"""
+    return isinstance(exc, (ProtocolError, ConnectionError, EOFError))
+
+
+def guest_death(guest: UMLGuest, since: int, exc: BaseException | None = None) -> str | None:
+    """How the guest died (a headline, then its last console lines); None if it lives."""
+    if isinstance(exc, AgentTimeout):
+        headline = f"the guest hung: {exc}"
+    elif guest.alive:
+        return None
+    else:
+        status = _exit_status(guest)
+        lines = guest.console.lines_since(since) if guest.console is not None else []
+        panic = next((m.group(0) for line in lines if (m := _PANIC.search(line))), None)
+        if panic is not None:
+            headline = f"the guest kernel panicked: {panic}"
+        elif any("reboot: Power down" in line for line in lines):
+            headline = "the guest powered off"
+        elif any("reboot: Restarting system" in line for line in lines):
+            headline = "the guest rebooted"
+        elif status is None:
+            headline = "the guest stopped answering: its agent channel broke, UML still runs"
+        else:
+            headline = f"the guest died: UML exited with status {status}"
+    lines = guest.console.lines_since(since) if guest.console is not None else []
+    tail = "\n".join(f"  {line}" for line in lines[-LAST_LINES:]) or "  (none)"
+    return f"{headline}\nlast kernel lines:\n{tail}"
+
+
+def _exit_status(guest: UMLGuest) -> int | None:
+    """UML's exit status once it ended (waiting a little), None if it still runs."""
+    proc = guest.proc
+    if proc is None:
+        return None
+    try:
+        status = proc.wait(_EXIT_WAIT)
+    except subprocess.TimeoutExpired:
+        return None
+    if guest.console is not None:
+        guest.console.wait_closed(_EXIT_WAIT)  # every line it printed is in
+    return status

@@ -1,0 +1,78 @@
+"""Replay under basic time-travel depends on host timing; its divergence report says so.
+
+Under a CPU hog on the guest's CPU, `roadtest replay --golden traces/vcnl4040`
+diverged in 10 of 10 runs (0 of 10 without the hog): runtime-PM autosuspend
+and kernel timers fire at other points of the driver's I/O when the host
+answers slowly. Simulated time (UML time-travel=ext) is the fix; until then
+a divergence says this in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
+from test_harness import run
+
+from roadtest.testing.plugin import repo_root
+
+# The test reads once more when asked: a replay of its recording then diverges.
+READS = """
+import os
+
+def test_reads(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x0001
+        lux = dev.path.only("iio:device*") / "in_illuminance_input"
+        for _ in range(2 if os.environ.get("ROADTEST_TEST_EXTRA_READ") else 1):
+            assert read_float(lux) == 0.01
+"""
+
+
+def test_divergence_under_basic_time_travel_says_host_load_matters(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    golden = pytester.path / "golden"
+    run(pytester, READS, f"--roadtest-record={golden}").assert_outcomes(passed=1)
+    monkeypatch.setenv("ROADTEST_TEST_EXTRA_READ", "1")
+    result = run(pytester, READS, f"--roadtest-replay={golden}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*replay of *test_reads.rtrace: the driver *",
+            "*note: the guest runs in basic time-travel mode, in which host load can change "
+            "this sequence*re-run on an idle machine*",
+        ]
+    )
+
+
+@pytest.mark.skipif(
+    os.environ.get("ROADTEST_STRESS") != "1",
+    reason="needs simulated time, issue: simulated time (ROADTEST_STRESS=1 runs it)",
+)
+def test_replay_with_a_cpu_hog_on_the_guests_cpu() -> None:
+    root = repo_root()
+    roadtest = Path(sys.executable).with_name("roadtest")
+    guest_cpu = 0  # `roadtest replay` runs one worker, gw0, whose guest gets CPU 0
+    # sha256sum of an endless input: a pure CPU hog, pinned where the guest runs.
+    hog = subprocess.Popen(
+        ["taskset", "-c", str(guest_cpu), "sha256sum", "/dev/zero"],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        result = subprocess.run(
+            [str(roadtest), "replay", "--golden", str(root / "traces" / "vcnl4040")],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=900,
+            check=False,
+        )
+    finally:
+        hog.kill()
+        hog.wait()
+    assert result.returncode == 0, result.stdout + result.stderr
