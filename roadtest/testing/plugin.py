@@ -23,6 +23,7 @@ from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.testing import tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
+from roadtest.testing.ktap import KtapReport
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
@@ -160,6 +161,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "DIR/<test>.dat (for `roadtest import trace-cmd`)",
     )
     group.addoption(
+        "--roadtest-ktap",
+        default=None,
+        metavar="FILE",
+        help="write the run's results to FILE in KTAP, the kernel's test-result format "
+        "(one suite per test file; `kunit.py parse FILE` reads it)",
+    )
+    group.addoption(
         "--roadtest-replay-results",
         default=None,
         metavar="DIR",
@@ -169,10 +177,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
+    ktap = config.getoption("--roadtest-ktap")
+    if ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all reports
+        config.pluginmanager.register(KtapReport(_ktap_path(ktap)), "roadtest-ktap")
     logger = logging.getLogger("roadtest")
     logger.addHandler(_backend_log)
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
+
+
+def _ktap_path(value: str) -> Path:
+    """Where the KTAP results go: known to be writable before the run, not after it."""
+    path = Path(value).absolute()
+    if path.is_dir() or not os.access(path.parent, os.W_OK | os.X_OK):
+        why = "a directory" if path.is_dir() else "its directory is not writable or missing"
+        raise pytest.UsageError(f"roadtest: --roadtest-ktap {value}: {why}")
+    return path
 
 
 def _check_options(config: pytest.Config) -> None:

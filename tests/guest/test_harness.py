@@ -6,11 +6,15 @@ its own guest) and checks what the user sees.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from roadtest.kernel import default_cache_dir
+from roadtest.kernel import cached_kernel, default_cache_dir
 
 # pytester gives the inner run a HOME of its own; the kernel cache must stay the real one.
 CACHE = default_cache_dir()
@@ -166,3 +170,59 @@ def test_hang(guest):
     )
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*AgentTimeout*did not answer within 2 s*"])
+
+
+def test_ktap_results_read_by_the_kernels_own_parser(pytester: pytest.Pytester) -> None:
+    kernel = cached_kernel(Path(__file__).parents[2])
+    assert kernel is not None, "roadtest run builds the kernel before its tests"
+    kunit = kernel.source_dir / "tools" / "testing" / "kunit" / "kunit.py"
+    ktap = pytester.path / "results.ktap"
+    run(
+        pytester,
+        """
+import pytest
+
+def test_in_the_guest(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x0001
+        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
+
+def test_wrong_lux(guest):
+    with guest.bound(SENSOR) as dev:
+        dev.model.result = 0x0001
+        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 1.0
+
+@pytest.mark.skip(reason="no such chip")
+def test_skipped():
+    pass
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture is broken")
+
+def test_setup_error(broken):
+    pass
+""",
+        f"--roadtest-ktap={ktap}",
+    ).assert_outcomes(passed=1, failed=1, skipped=1, errors=1)
+    parsed = subprocess.run(
+        [sys.executable, str(kunit), "parse", f"--json={pytester.path / 'results.json'}", ktap],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert parsed.returncode == 1, parsed.stdout + parsed.stderr  # kunit.py: a test failed
+    (suite,) = json.loads((pytester.path / "results.json").read_text())["sub_groups"]
+    assert suite["name"] == "test_user.py"
+    assert [(case["name"], case["status"]) for case in suite["test_cases"]] == [
+        ("test_in_the_guest", "PASS"),
+        ("test_wrong_lux", "FAIL"),
+        ("test_skipped", "SKIP"),
+        ("test_setup_error", "FAIL"),
+    ]
+    text = ktap.read_text()
+    diagnostics = [line for line in text.splitlines() if line.startswith("  # ")]
+    # The failure and the kernel's lines of that test, as diagnostic lines
+    assert any("AssertionError: assert 0.01 == 1.0" in line for line in diagnostics)
+    assert any("opt3001 0-00" in line and "Found TI OPT3001" in line for line in diagnostics)
+    assert "not ok 4 test_setup_error # ERROR in setup: RuntimeError: fixture is broken" in text

@@ -87,3 +87,13 @@ def test_a_cpu_outside_the_current_affinity_is_still_valid(tmp_path: Path) -> No
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ktap_file_in_a_missing_directory(tmp_path: Path) -> None:
+    line = one_line(pytest_run(tmp_path, f"--roadtest-ktap={tmp_path / 'no' / 'results.ktap'}"))
+    assert "roadtest: --roadtest-ktap" in line and "not writable or missing" in line
+
+
+def test_ktap_file_that_is_a_directory(tmp_path: Path) -> None:
+    line = one_line(pytest_run(tmp_path, f"--roadtest-ktap={tmp_path}"))
+    assert line.endswith(": a directory")
