@@ -35,7 +35,7 @@ class AgentClient:
         try:
             self.channel.send({"op": op, **args})
             reply = self._recv(self.timeout if timeout is None else timeout)
-        except (ProtocolError, OSError):
+        except BaseException:  # a timeout, a signal's exception: the reply is still due
             self.broken = True
             raise
         if "errno" in reply:

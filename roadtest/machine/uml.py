@@ -186,6 +186,16 @@ class UMLGuest:
                 pass
         self.kill()
 
+    def abort(self) -> None:
+        """Stop the guest from another thread (a time limit): its processes are killed,
+        the call in flight fails, and the owner cleans up (kill()) as for a crash."""
+        proc = self.proc
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def kill(self) -> None:
         """End the guest and every process in its session, now."""
         proc = self.proc

@@ -21,7 +21,7 @@ import pytest
 from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.testing import tracecmd_capture, verdicts
+from roadtest.testing import timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
 
@@ -71,6 +71,7 @@ class TestLog:
         self.errors_mark = len(session.backend.errors)
         self.pids: set[int] = set()  # the guest's processes when the test started
         self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
+        self.timed_out: float | None = None  # the limit, once the test ran past it
 
     def flush_console(self, marker: str = "") -> None:
         """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
@@ -93,6 +94,8 @@ class TestLog:
     def cause(self, exc: BaseException | None) -> BaseException | None:
         """What to report in place of `exc` (None: the test passed): a model's exception,
         or how the guest died; None when there is nothing better than `exc`."""
+        if self.timed_out is not None and self.guest is not None:
+            return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
         outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
         if outcome is not None:
             return outcome
@@ -175,8 +178,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # the default limit, before pytest-timeout reads it
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
+    if config.pluginmanager.hasplugin("timeout"):
+        timeouts.set_default_limit(config)
+        config.pluginmanager.register(
+            timeouts.GuestTimeouts(lambda item: item.stash.get(_KEY_LOG, None)),
+            "roadtest-timeouts",
+        )
     ktap = config.getoption("--roadtest-ktap")
     if ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all reports
         config.pluginmanager.register(KtapReport(_ktap_path(ktap)), "roadtest-ktap")
@@ -364,6 +374,8 @@ def guest(
         return  # the report already shows the logs; don't add an error on top
     failures: list[str] = []
     death = verdicts.guest_death(guest, test_log.console_mark)
+    if test_log.timed_out is not None:
+        death = str(verdicts.timed_out(guest, test_log.console_mark, test_log.timed_out))
     if death is not None:
         failures.append(death)
     model = verdicts.model_outcome(test_log.new_model_errors(), test_log.note)

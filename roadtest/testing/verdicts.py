@@ -36,6 +36,21 @@ class GuestDied(Exception):
     """The guest panicked, powered off or hung during the test."""
 
 
+class TestTimeout(Exception):
+    """The test ran past its time limit; its guest was stopped."""
+
+
+def timed_out(guest: UMLGuest, since: int, limit: float) -> TestTimeout:
+    """The report of a test whose guest was stopped at its time limit."""
+    lines = guest.console.lines_since(since) if guest.console is not None else []
+    tail = "\n".join(f"  {line}" for line in lines[-LAST_LINES:]) or "  (none)"
+    return TestTimeout(
+        f"the test ran past its limit of {limit:g} s (pytest-timeout's `timeout`; "
+        f"@pytest.mark.timeout(N) changes it for one test): its guest was stopped\n"
+        f"last kernel lines:\n{tail}"
+    )
+
+
 def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseException | None:
     """What reports `errors`: the model's own pytest.skip, else a ModelFault naming the first.
 

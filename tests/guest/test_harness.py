@@ -226,3 +226,48 @@ def test_setup_error(broken):
     assert any("AssertionError: assert 0.01 == 1.0" in line for line in diagnostics)
     assert any("opt3001 0-00" in line and "Found TI OPT3001" in line for line in diagnostics)
     assert "not ok 4 test_setup_error # ERROR in setup: RuntimeError: fixture is broken" in text
+
+
+def test_a_test_past_its_time_limit_fails_and_the_next_gets_a_new_guest(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+
+@pytest.mark.timeout(3)
+def test_spins_in_the_guest(guest):
+    guest.agent.kmsg("about to spin")
+    # Busy, not asleep: time-travel skips a guest's idle time, not its work.
+    guest.agent.run(["/bin/sh", "-c", "while :; do :; done"], timeout=600)
+"""
+        + AFTER_A_LOST_GUEST,
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*TestTimeout: the test ran past its limit of 3 s*its guest was stopped",
+            "*last kernel lines:",
+            "*about to spin*",
+        ]
+    )
+
+
+def test_a_test_stuck_on_the_host_is_interrupted_at_its_time_limit(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+import time
+import pytest
+
+@pytest.mark.timeout(2)
+def test_sleeps_on_the_host(guest):
+    time.sleep(600)
+"""
+        + AFTER_A_LOST_GUEST,
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*Timeout: the test ran past its limit of 2 s*"])

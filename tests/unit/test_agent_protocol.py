@@ -6,9 +6,11 @@ host's kernel. It is covered by the driver tests, inside the guest.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
+import signal
 import socket
 import struct
 import termios
@@ -163,3 +165,27 @@ def test_silent_agent_times_out() -> None:
         client.ping()
     host.close()
     guest.close()
+
+
+def test_a_call_cut_short_by_an_exception_breaks_the_channel(client: AgentClient) -> None:
+    # A time limit or Ctrl-C raises in the middle of a call: its reply is still on its way,
+    # so the next call would read it as its own.
+    with pytest.raises(KeyboardInterrupt):
+        with _interrupted_after(0.2):
+            client.run(["/bin/sleep", "1"])
+    with pytest.raises(ProtocolError, match="broken"):
+        client.ping()
+
+
+@contextlib.contextmanager
+def _interrupted_after(seconds: float) -> Iterator[None]:
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
