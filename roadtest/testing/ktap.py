@@ -15,7 +15,8 @@ cases, in the order they finished:
     not ok 1 tests/drivers/iio/light/test_opt3001.py
 
 A skipped test is `ok N name # SKIP reason`; an error outside the test's call
-(a fixture, the guest's teardown verdict) is `not ok N name # ERROR ...`.
+(a fixture, the guest's teardown verdict) is `not ok N name # ERROR ...`, a
+test past its time limit `not ok N name # TIMEOUT 300 seconds`.
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ class KtapReport:
         for title, text in report.sections:  # the test's kernel and backend log lines
             if title.startswith("roadtest "):
                 case.diagnostics += [f"--- {title} ---", *text.splitlines()]
-        if report.when != "call" and not case.directive.startswith("ERROR"):
+        limit = dict(report.user_properties).get("timeout")
+        if limit is not None:
+            case.directive = f"TIMEOUT {limit:g} seconds"
+        elif report.when != "call" and not case.directive.startswith("ERROR"):
             crash = getattr(report.longrepr, "reprcrash", None)
             headline = str(getattr(crash, "message", "")).partition("\n")[0]
             case.directive = f"ERROR in {report.when}: {headline}".rstrip(": ")

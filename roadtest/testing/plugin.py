@@ -449,6 +449,8 @@ def pytest_runtest_makereport(
     test_log = item.stash.get(_KEY_LOG, None)
     if test_log is None or not report.failed:
         return report
+    if test_log.timed_out is not None:
+        report.user_properties.append(("timeout", test_log.timed_out))  # KTAP's TIMEOUT
     test_log.flush_console()
     kernel = test_log.kernel_lines()
     backend = test_log.backend_lines()

@@ -231,6 +231,7 @@ def test_setup_error(broken):
 def test_a_test_past_its_time_limit_fails_and_the_next_gets_a_new_guest(
     pytester: pytest.Pytester,
 ) -> None:
+    ktap = pytester.path / "results.ktap"
     result = run(
         pytester,
         """
@@ -243,8 +244,10 @@ def test_spins_in_the_guest(guest):
     guest.agent.run(["/bin/sh", "-c", "while :; do :; done"], timeout=600)
 """
         + AFTER_A_LOST_GUEST,
+        f"--roadtest-ktap={ktap}",
     )
     result.assert_outcomes(failed=1, passed=1)
+    assert "  not ok 1 test_spins_in_the_guest # TIMEOUT 3 seconds" in ktap.read_text()
     result.stdout.fnmatch_lines(
         [
             "*TestTimeout: the test ran past its limit of 3 s*its guest was stopped",
