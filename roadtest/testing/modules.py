@@ -34,6 +34,21 @@ def _module_name(path: Path, info: dict[str, list[str]]) -> str:
     return names[0] if names else path.name.removesuffix(".ko").replace("-", "_")
 
 
+def params_from_cmdline(args: list[str], module: str) -> str:
+    """The `module.param=value` kernel arguments of `module`, as its load parameters.
+
+    The kernel keeps these for built-in code only; for a loadable module modprobe(8)
+    reads them from /proc/cmdline, and roadtest loads modules in its place. Module
+    names match with `-` and `_` alike, as modprobe matches them."""
+    wanted = module.replace("-", "_")
+    params = []
+    for arg in args:
+        name, dot, param = arg.partition(".")
+        if dot and param and "=" not in name and name.replace("-", "_") == wanted:
+            params.append(param)
+    return " ".join(params)
+
+
 def module_info(path: Path) -> ModuleInfo:
     info = read_modinfo(path)
     depends = tuple(d for d in ",".join(info.get("depends", [])).split(",") if d)

@@ -164,6 +164,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "DIR/<test>.dat (for `roadtest import trace-cmd`)",
     )
     group.addoption(
+        "--roadtest-bootargs",
+        default="",
+        metavar="ARGS",
+        help="extra kernel arguments for every guest of the run, quoted as on a kernel "
+        "command line, e.g. 'opt3001.dyndbg=+p trace_event=i2c:*' (module.param=value "
+        "reaches the module when roadtest loads it, as modprobe does)",
+    )
+    group.addoption(
         "--roadtest-ktap",
         default=None,
         metavar="FILE",
@@ -181,6 +189,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # the default limit, before pytest-timeout reads it
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
+    _boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
         timeouts.set_default_limit(config)
         config.pluginmanager.register(
@@ -203,6 +212,28 @@ def _ktap_path(value: str) -> Path:
         why = "a directory" if path.is_dir() else "its directory is not writable or missing"
         raise pytest.UsageError(f"roadtest: --roadtest-ktap {value}: {why}")
     return path
+
+
+def _boot_args(value: str) -> list[str]:
+    """--roadtest-bootargs as kernel arguments, split as the kernel splits its command line
+    (on blanks outside double quotes; the quotes stay, for the kernel's own parser)."""
+    args: list[str] = []
+    word, quoted = "", False
+    for char in value + " ":
+        if char == '"':
+            quoted = not quoted
+        if char.isspace() and not quoted:
+            if word:
+                args.append(word)
+            word = ""
+        else:
+            word += char
+    what = f"roadtest: --roadtest-bootargs {value}"
+    if quoted:
+        raise pytest.UsageError(f"{what}: a double quote is not closed")
+    if "--" in args:  # the kernel passes what follows it to init, not to itself
+        raise pytest.UsageError(f"{what}: '--' ends the kernel's arguments")
+    return args
 
 
 def _check_options(config: pytest.Config) -> None:
@@ -303,6 +334,7 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             time_travel=not config.getoption("--roadtest-no-time-travel"),
             hooks=_device_hooks(config, kernel.release),
             module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
+            boot_args=_boot_args(config.getoption("--roadtest-bootargs")),
         )
         session.start()
     except RoadtestError as err:

@@ -27,7 +27,7 @@ from roadtest.testing import devicetree
 from roadtest.testing.devices import Device, I2CDevice, Layout, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.hooks import DeviceHooks, LiveHooks
-from roadtest.testing.modules import ModuleIndex
+from roadtest.testing.modules import ModuleIndex, params_from_cmdline
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
@@ -89,6 +89,7 @@ class RoadtestSession:
         time_travel: bool = True,
         hooks: DeviceHooks | None = None,
         module_overrides: list[Path] | None = None,
+        boot_args: list[str] | None = None,
     ) -> None:
         self.kernel = kernel
         self.workdir = workdir
@@ -103,6 +104,7 @@ class RoadtestSession:
         self.backend = Backend(workdir)
         self.cpu = cpu
         self.time_travel = time_travel
+        self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
         self.guest: UMLGuest | None = None
         self.boots = 0
         self.i2c_bus_number = -1
@@ -133,7 +135,7 @@ class RoadtestSession:
             dtb=self.dtb,
             cpu=self.cpu,
             time_travel=self.time_travel,
-            extra_args=[],
+            extra_args=self.boot_args,
         )
         self.guest = UMLGuest(config)
         self.guest.start()
@@ -201,7 +203,7 @@ class RoadtestSession:
         module = self.modules.for_compatible(compatible, bus)
         for mod in self.modules.load_order(module):
             if not agent.exists(f"/sys/module/{mod.name}"):
-                agent.load_module(str(mod.path))
+                agent.load_module(str(mod.path), params_from_cmdline(self.boot_args, mod.name))
 
     @overload
     def attach(self, device: I2CDevice, model: I2CModel | None = None) -> BoundDevice: ...

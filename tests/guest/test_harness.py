@@ -274,3 +274,35 @@ def test_sleeps_on_the_host(guest):
     )
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*Timeout: the test ran past its limit of 2 s*"])
+
+
+def test_boot_arguments_reach_every_guest_kernel(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+def test_kernel_arguments(guest):
+    cmdline = guest.agent.read_file("/proc/cmdline").decode()
+    assert ' opt3001.dyndbg="+p" trace_event=i2c:i2c_write ' in cmdline
+    # trace_event= enabled the event at boot
+    assert "i2c:i2c_write" in guest.agent.read_file("/sys/kernel/tracing/set_event").decode()
+    with guest.bound(SENSOR):
+        pass
+    # The module's dyndbg= turned on its dev_dbg() (printed when it probes without an interrupt)
+    rc, out, _ = guest.agent.run(["/bin/dmesg"])
+    assert b"enabling interrupt-less operation" in out
+""",
+        '--roadtest-bootargs=opt3001.dyndbg="+p"  trace_event=i2c:i2c_write',
+    )
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [('opt3001.dyndbg="+p', "a double quote is not closed"), ("a -- b", "'--' ends")],
+)
+def test_boot_arguments_the_kernel_cannot_take(
+    pytester: pytest.Pytester, value: str, why: str
+) -> None:
+    result = run(pytester, "def test_nothing(): pass\n", f"--roadtest-bootargs={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*roadtest: --roadtest-bootargs {value}: {why}*"])

@@ -8,7 +8,7 @@ import pytest
 from helpers import make_ko
 
 from roadtest.kernel.modinfo import read_modinfo
-from roadtest.testing.modules import ModuleError, ModuleIndex
+from roadtest.testing.modules import ModuleError, ModuleIndex, params_from_cmdline
 
 
 @pytest.fixture
@@ -118,3 +118,18 @@ def test_an_i2c_device_finds_a_driver_by_its_i2c_id_table(modules: Path) -> None
         index.for_compatible("acme,sensor9b", "platform")
     with pytest.raises(ModuleError):
         index.for_compatible("other,sensor9c", "i2c")
+
+
+def test_module_parameters_on_the_kernel_command_line_as_modprobe_takes_them() -> None:
+    # modprobe(8): "<module>.<option>" on the kernel command line; '-' and '_' match alike.
+    cmdline = [
+        "quiet",
+        "opt3001.dyndbg=+p",
+        "vcnl4000.dyndbg=+p",
+        'tps6286x-regulator.dyndbg="+p"',
+        "opt3001.debug=1",
+        "dyndbg=module opt3001 +p",
+    ]
+    assert params_from_cmdline(cmdline, "opt3001") == "dyndbg=+p debug=1"
+    assert params_from_cmdline(cmdline, "tps6286x_regulator") == 'dyndbg="+p"'
+    assert params_from_cmdline(cmdline, "pcf8563") == ""
