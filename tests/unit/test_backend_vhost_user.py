@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import pytest
 
 from roadtest.backend import vhost_user as vu
-from roadtest.backend.device import VirtioDevice
+from roadtest.backend.device import BackendError, VirtioDevice
 from roadtest.backend.fake_frontend import (
     GUEST_BASE,
     MEMORY_SIZE,
@@ -34,11 +35,13 @@ from roadtest.backend.server import Backend, BackendStartError, EventLoop
 from roadtest.backend.virtqueue import U16, Virtqueue
 from roadtest.models import SimpleSMBusModel
 
+D = TypeVar("D", bound=VirtioDevice)
 
-class Served:
+
+class Served(Generic[D]):
     """A device behind a socketpair, served by an EventLoop thread."""
 
-    def __init__(self, device: VirtioDevice) -> None:
+    def __init__(self, device: D) -> None:
         self.device = device
         self.loop = EventLoop()
         ours, theirs = socket.socketpair()
@@ -65,7 +68,7 @@ class Served:
 
 
 @pytest.fixture
-def i2c() -> Iterator[Served]:
+def i2c() -> Iterator[Served[VirtioI2C]]:
     dev = VirtioI2C()
     dev.attach(0x48, SimpleSMBusModel({0: 0x1234}, regbytes=2, byteorder="big"))
     served = Served(dev)
@@ -74,7 +77,7 @@ def i2c() -> Iterator[Served]:
 
 
 @pytest.fixture
-def gpio() -> Iterator[Served]:
+def gpio() -> Iterator[Served[VirtioGpio]]:
     served = Served(VirtioGpio(ngpio=8, names=[f"l{i}" for i in range(8)]))
     yield served
     served.close()
@@ -99,7 +102,7 @@ def wait_for(cond: Callable[[], bool], timeout: float = 2.0) -> bool:
 # Negotiation
 
 
-def test_features_offered(i2c: Served) -> None:
+def test_features_offered(i2c: Served[VirtioI2C]) -> None:
     features = i2c.fe.get_u64(vu.GET_FEATURES)
     for bit in (
         vu.VIRTIO_F_VERSION_1,
@@ -111,7 +114,7 @@ def test_features_offered(i2c: Served) -> None:
         assert features & bit, hex(bit)
 
 
-def test_protocol_features_offered(i2c: Served) -> None:
+def test_protocol_features_offered(i2c: Served[VirtioI2C]) -> None:
     proto = i2c.fe.get_u64(vu.GET_PROTOCOL_FEATURES)
     for bit in (
         vu.PROTOCOL_F_MQ,
@@ -122,26 +125,26 @@ def test_protocol_features_offered(i2c: Served) -> None:
         assert proto & bit, hex(bit)
 
 
-def test_replies_carry_exactly_reply_and_version(i2c: Served) -> None:
+def test_replies_carry_exactly_reply_and_version(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.send(vu.GET_FEATURES)
     request, flags, payload = i2c.fe.recv()
     assert (request, flags, len(payload)) == (vu.GET_FEATURES, vu.FLAG_REPLY | vu.VERSION, 8)
 
 
-def test_need_reply_gets_a_zero_ack(i2c: Served) -> None:
+def test_need_reply_gets_a_zero_ack(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.send(vu.SET_OWNER, flags=vu.VERSION | vu.FLAG_NEED_REPLY)
     request, flags, payload = i2c.fe.recv()
     assert (request, flags, payload) == (vu.SET_OWNER, vu.REPLY_FLAGS, vu.U64.pack(0))
 
 
-def test_no_ack_without_need_reply(i2c: Served) -> None:
+def test_no_ack_without_need_reply(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.send(vu.SET_OWNER)
     i2c.fe.send(vu.SET_PROTOCOL_FEATURES, vu.U64.pack(vu.PROTOCOL_F_REPLY_ACK))
     # The next thing on the socket is the reply to this, not an ack of the above.
     assert i2c.fe.get_u64(vu.GET_QUEUE_NUM) == 1
 
 
-def test_unknown_request(i2c: Served) -> None:
+def test_unknown_request(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.send(99, b"abc", flags=vu.VERSION | vu.FLAG_NEED_REPLY)
     request, flags, payload = i2c.fe.recv()
     assert (request, flags) == (99, vu.REPLY_FLAGS)
@@ -150,7 +153,7 @@ def test_unknown_request(i2c: Served) -> None:
     assert i2c.fe.get_u64(vu.GET_QUEUE_NUM) == 1
 
 
-def test_unknown_request_fds_are_closed(i2c: Served) -> None:
+def test_unknown_request_fds_are_closed(i2c: Served[VirtioI2C]) -> None:
     r, w = os.pipe()
     try:
         i2c.fe.send(97, b"", [w], flags=vu.VERSION | vu.FLAG_NEED_REPLY)
@@ -165,7 +168,7 @@ def test_unknown_request_fds_are_closed(i2c: Served) -> None:
             os.close(w)
 
 
-def test_failed_message_acks_non_zero(i2c: Served) -> None:
+def test_failed_message_acks_non_zero(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.protocol_features = vu.PROTOCOL_F_REPLY_ACK
     assert i2c.fe.message(vu.SET_VRING_NUM, vu.VRING_STATE.pack(5, 64)) != 0  # no queue 5
     assert i2c.fe.message(vu.SET_VRING_NUM, vu.VRING_STATE.pack(0, 63)) != 0  # not a power of 2
@@ -174,22 +177,22 @@ def test_failed_message_acks_non_zero(i2c: Served) -> None:
     assert i2c.fe.message(vu.SET_VRING_NUM, vu.VRING_STATE.pack(0, 64)) == 0
 
 
-def test_get_queue_num(i2c: Served, gpio: Served) -> None:
+def test_get_queue_num(i2c: Served[VirtioI2C], gpio: Served[VirtioGpio]) -> None:
     assert i2c.fe.get_u64(vu.GET_QUEUE_NUM) == 1
     assert gpio.fe.get_u64(vu.GET_QUEUE_NUM) == 2
 
 
-def test_bad_version_drops_the_connection(i2c: Served) -> None:
+def test_bad_version_drops_the_connection(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.send(vu.GET_FEATURES, flags=0x2)
     assert i2c.dropped.wait(2)
 
 
-def test_oversized_payload_drops_the_connection(i2c: Served) -> None:
+def test_oversized_payload_drops_the_connection(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.sock.sendall(vu.HEADER.pack(vu.SET_CONFIG, vu.VERSION, 1 << 20))
     assert i2c.dropped.wait(2)
 
 
-def test_set_features_reaches_the_device_and_the_rings(i2c: Served) -> None:
+def test_set_features_reaches_the_device_and_the_rings(i2c: Served[VirtioI2C]) -> None:
     acked = i2c.fe.negotiate()
     assert i2c.device.features == acked & 0xFFFFFF
     assert all(q.event_idx and q.indirect for q in i2c.conn.queues)
@@ -201,7 +204,7 @@ def test_set_features_reaches_the_device_and_the_rings(i2c: Served) -> None:
 # Memory and rings
 
 
-def test_mem_table_and_translation(i2c: Served) -> None:
+def test_mem_table_and_translation(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.negotiate()
     i2c.fe.write(GUEST_BASE + 0x80, b"guest bytes")
     assert i2c.fe.set_mem_table() == 0
@@ -221,7 +224,7 @@ def test_mem_table_and_translation(i2c: Served) -> None:
     assert i2c.fe.read(GUEST_BASE + 0x80, 5) == b"BACK!"
 
 
-def test_mem_table_with_two_regions(i2c: Served) -> None:
+def test_mem_table_with_two_regions(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.negotiate()
     other = os.memfd_create("second", os.MFD_CLOEXEC)
     try:
@@ -239,7 +242,7 @@ def test_mem_table_with_two_regions(i2c: Served) -> None:
     assert mm[off : off + 13] == b"second region"
 
 
-def test_mem_table_errors_are_acked_not_fatal(i2c: Served) -> None:
+def test_mem_table_errors_are_acked_not_fatal(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.negotiate()
     too_big = vu.MEM_HEADER.pack(1, 0) + vu.MEM_REGION.pack(0, 1 << 30, 0, 0)
     assert i2c.fe.message(vu.SET_MEM_TABLE, too_big, [i2c.fe.memfd]) != 0
@@ -248,13 +251,13 @@ def test_mem_table_errors_are_acked_not_fatal(i2c: Served) -> None:
     assert i2c.fe.set_mem_table() == 0
 
 
-def test_full_setup_and_a_transfer(i2c: Served) -> None:
+def test_full_setup_and_a_transfer(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     assert i2c.conn.queues[0].ready
     assert i2c.fe.i2c_transfer([(0x48, b"\x00"), (0x48, 2)]) == [(0, b""), (0, b"\x12\x34")]
 
 
-def test_call_fd_may_be_an_eventfd(i2c: Served) -> None:
+def test_call_fd_may_be_an_eventfd(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     q = i2c.fe.queues[0]
     efd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
@@ -268,7 +271,7 @@ def test_call_fd_may_be_an_eventfd(i2c: Served) -> None:
         os.close(efd)
 
 
-def test_ring_without_kick_fd_takes_in_band_kicks(i2c: Served) -> None:
+def test_ring_without_kick_fd_takes_in_band_kicks(i2c: Served[VirtioI2C]) -> None:
     fe = i2c.fe
     fe.negotiate()
     fe.set_mem_table()
@@ -281,7 +284,7 @@ def test_ring_without_kick_fd_takes_in_band_kicks(i2c: Served) -> None:
     assert done.buffers == [b"\x00"]
 
 
-def test_ring_waits_for_enable(i2c: Served) -> None:
+def test_ring_waits_for_enable(i2c: Served[VirtioI2C]) -> None:
     fe = i2c.fe
     fe.negotiate()
     fe.set_mem_table()
@@ -300,7 +303,7 @@ def test_ring_waits_for_enable(i2c: Served) -> None:
     assert q.used_idx() == 1
 
 
-def test_rings_enabled_without_protocol_features(i2c: Served) -> None:
+def test_rings_enabled_without_protocol_features(i2c: Served[VirtioI2C]) -> None:
     fe = i2c.fe
     features = fe.get_u64(vu.GET_FEATURES) & ~vu.VHOST_USER_F_PROTOCOL_FEATURES
     fe.set_u64(vu.SET_FEATURES, features)
@@ -310,7 +313,7 @@ def test_rings_enabled_without_protocol_features(i2c: Served) -> None:
     assert fe.i2c_transfer([(0x48, b"\x00")]) == [(0, b"")]
 
 
-def test_get_vring_base_stops_the_ring(i2c: Served) -> None:
+def test_get_vring_base_stops_the_ring(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     for _ in range(3):
         i2c.fe.i2c_transfer([(0x48, b"\x00"), (0x48, 2)])
@@ -325,7 +328,7 @@ def test_get_vring_base_stops_the_ring(i2c: Served) -> None:
     assert q.used_idx() == 6  # stopped: nothing more is taken
 
 
-def test_get_config(gpio: Served) -> None:
+def test_get_config(gpio: Served[VirtioGpio]) -> None:
     gpio.fe.negotiate()
     config = gpio.fe.get_config(8)
     names = b"".join(f"l{i}".encode() + b"\0" for i in range(8))
@@ -338,13 +341,13 @@ def test_get_config(gpio: Served) -> None:
     assert reply[12:] == len(names).to_bytes(4, "little")
 
 
-def test_set_config_is_acked(gpio: Served) -> None:
+def test_set_config_is_acked(gpio: Served[VirtioGpio]) -> None:
     gpio.fe.negotiate()
     assert gpio.fe.message(vu.SET_CONFIG, vu.CONFIG_HEADER.pack(0, 2, 0) + b"\x01\x00") == 0
     assert gpio.fe.get_config(2) == bytes([8, 0])
 
 
-def test_reset_owner_resets_device_and_rings(gpio: Served) -> None:
+def test_reset_owner_resets_device_and_rings(gpio: Served[VirtioGpio]) -> None:
     gpio.fe.setup(2)
     assert gpio.fe.gpio_value(MSG_SET_DIRECTION, 3, 1) == (0, 0)
     assert gpio.fe.message(vu.RESET_OWNER) == 0
@@ -352,7 +355,7 @@ def test_reset_owner_resets_device_and_rings(gpio: Served) -> None:
     assert gpio.device.lines[3].direction == 2  # IN, the reset state
 
 
-def test_fds_of_a_dropped_connection_are_closed(i2c: Served) -> None:
+def test_fds_of_a_dropped_connection_are_closed(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     vq: Virtqueue = i2c.conn.queues[0]
     kick, call = vq.kick_fd, vq.call_fd
@@ -364,7 +367,7 @@ def test_fds_of_a_dropped_connection_are_closed(i2c: Served) -> None:
     assert i2c.conn.memory.regions == []
 
 
-def test_too_many_fds_drop_the_connection(i2c: Served) -> None:
+def test_too_many_fds_drop_the_connection(i2c: Served[VirtioI2C]) -> None:
     fds = [os.dup(0) for _ in range(vu.MAX_FDS + 2)]
     try:
         anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
@@ -442,7 +445,7 @@ def test_a_new_frontend_replaces_a_connected_one(workdir: Path) -> None:
 
 
 def test_backend_errors_and_callback(workdir: Path) -> None:
-    seen = []
+    seen: list[BackendError] = []
     with Backend(workdir, on_error=seen.append) as backend:
         backend.i2c.attach(0x50, SimpleSMBusModel({0: 7}))
         with FakeFrontend.connect(backend.i2c_socket) as fe:
@@ -469,8 +472,8 @@ def test_call_soon_runs_on_the_backend_thread(workdir: Path) -> None:
         assert names == ["roadtest-backend"]
 
 
-def test_bad_ring_at_enable_is_a_device_error_not_a_failed_message(i2c: Served) -> None:
-    seen = []
+def test_bad_ring_at_enable_is_a_device_error_not_a_failed_message(i2c: Served[VirtioI2C]) -> None:
+    seen: list[BackendError] = []
     i2c.device.report = seen.append
     fe = i2c.fe
     fe.negotiate()
