@@ -45,9 +45,10 @@ class OPT3001(SMBusModel):
         self.result = 0x0000
 
     def reg_read(self, addr: int) -> int:
-        if addr not in self.regs:
-            raise ModelError(f"OPT3001: read of undefined register {addr:#04x}")
-        value = self.regs[addr]
+        try:
+            value = self.regs[addr]
+        except KeyError:  # not checked first: a read is the hot path, and try costs nothing
+            raise ModelError(f"OPT3001: read of undefined register {addr:#04x}") from None
         if addr == REG_CONFIGURATION:
             # Reading the configuration register clears the conversion-ready flag.
             self.regs[addr] &= ~CONFIG_CRF
