@@ -343,15 +343,15 @@ def test_second_buffer_for_a_line_returns_the_first(env: Env) -> None:
 
 
 def test_interrupt_waits_for_a_disabled_queue(env: Env) -> None:
-    from roadtest.backend import vhost_user as vu
-
     env.irq_type(10, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     head = env.unmask(10)
-    env.fe.protocol_features |= vu.PROTOCOL_F_REPLY_ACK
-    assert env.fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(1, 0)) == 0
+    env.fe.protocol_features |= spec.VHOST_USER_PROTOCOL_F_REPLY_ACK
+    disable = spec.VHOST_USER_VRING_STATE.pack(1, 0)
+    assert env.fe.message(spec.VHOST_USER_SET_VRING_ENABLE, disable) == 0
     env.line(10).set(True)
     assert env.fired() == []  # a suspended guest: the edge stays latched
-    assert env.fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(1, 1)) == 0
+    enable = spec.VHOST_USER_VRING_STATE.pack(1, 1)
+    assert env.fe.message(spec.VHOST_USER_SET_VRING_ENABLE, enable) == 0
     assert env.fired() == [(head, VALID)]
 
 
