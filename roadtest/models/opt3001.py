@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from roadtest.models.base import SMBusModel
+from roadtest.models.base import ModelError, SMBusModel
 
 REG_RESULT: Final = 0x00
 REG_CONFIGURATION: Final = 0x01
@@ -45,7 +45,10 @@ class OPT3001(SMBusModel):
         self.result = 0x0000
 
     def reg_read(self, addr: int) -> int:
-        value = self.regs[addr]
+        try:
+            value = self.regs[addr]
+        except KeyError:  # not checked first: a read is the hot path, and try costs nothing
+            raise ModelError(f"OPT3001: read of undefined register {addr:#04x}") from None
         if addr == REG_CONFIGURATION:
             # Reading the configuration register clears the conversion-ready flag.
             self.regs[addr] &= ~CONFIG_CRF
@@ -53,7 +56,8 @@ class OPT3001(SMBusModel):
 
     def reg_write(self, addr: int, val: int) -> None:
         if addr not in (REG_CONFIGURATION, REG_LOW_LIMIT, REG_HIGH_LIMIT):
-            raise ValueError(f"OPT3001 register {addr:#04x} is read-only")
+            what = "read-only" if addr in self.regs else "undefined"
+            raise ModelError(f"OPT3001: write of {val:#06x} to {what} register {addr:#04x}")
         if addr != REG_CONFIGURATION:
             self.regs[addr] = val
             return

@@ -34,12 +34,9 @@ from __future__ import annotations
 
 import datetime
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
-
-if TYPE_CHECKING:
-    pass
 
 REG_CONTROL_STATUS_1: Final = 0x00
 REG_CONTROL_STATUS_2: Final = 0x01

@@ -74,7 +74,8 @@ class VCNL4000(SMBusModel):
 
     def reg_write(self, addr: int, val: int) -> None:
         if addr not in self.regs or addr in READ_ONLY:
-            raise ModelError(f"VCNL4000: write of {val:#04x} to read-only register {addr:#04x}")
+            what = "read-only" if addr in self.regs else "undefined"
+            raise ModelError(f"VCNL4000: write of {val:#04x} to {what} register {addr:#04x}")
         if addr != REG_COMMAND:
             self.regs[addr] = val
             return

@@ -22,12 +22,9 @@ thresholds.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
-
-if TYPE_CHECKING:
-    pass
 
 REG_COMMAND: Final = 0x80
 REG_PRODUCT_ID_REVISION: Final = 0x81

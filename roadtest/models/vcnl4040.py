@@ -32,12 +32,9 @@ not modelled. With PS_HD = 0 the PS data is 12 bits wide and saturates at 0xfff.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import ClassVar, Final
 
 from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
-
-if TYPE_CHECKING:
-    pass
 
 REG_ALS_CONF: Final = 0x00
 REG_ALS_THDH: Final = 0x01

@@ -48,7 +48,7 @@ def model_name(model: I2CModel) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def header_for(kernel_release: str, test_id: str, bound: BoundDevice) -> Header:
+def header_for(kernel_release: str, test_id: str, bound: BoundDevice[I2CModel]) -> Header:
     model = bound.model
     regbytes, byteorder = (
         (model.regbytes, model.byteorder) if isinstance(model, SMBusModel) else (0, "little")
@@ -178,7 +178,7 @@ def unwatch(model: I2CModel) -> None:
 class _DeviceTrace:
     """One device's trace during one test, and the GPIO observers that feed it."""
 
-    def __init__(self, writer: TraceWriter, bound: BoundDevice) -> None:
+    def __init__(self, writer: TraceWriter, bound: BoundDevice[I2CModel]) -> None:
         self.writer = writer
         self.model = RecordingModel(bound.model, writer)
         self.lines = dict(bound.lines)
@@ -215,7 +215,7 @@ class RecordingHooks:
         self.traces: dict[int, _DeviceTrace] = {}
         self.written: list[Path] = []
 
-    def path_for(self, test_id: str, bound: BoundDevice) -> Path:
+    def path_for(self, test_id: str, bound: BoundDevice[I2CModel]) -> Path:
         directory = self.out / chip_name(bound.device.compatible)
         path = directory / f"{trace_name(test_id)}.rtrace"
         if path in self.written:  # a second device of the same chip in this test
@@ -223,7 +223,7 @@ class RecordingHooks:
             path = directory / f"{trace_name(test_id)}.{var}.rtrace"
         return path
 
-    def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
+    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
         path = self.path_for(test_id, bound)
         path.parent.mkdir(parents=True, exist_ok=True)
         # A flush is a write(2) on the backend's thread, which shares the guest's CPU: one
@@ -243,12 +243,12 @@ class RecordingHooks:
         watch_injections(bound.model, trace.marker)
         return trace.model
 
-    def marker(self, bound: BoundDevice, what: str, detail: Any) -> None:
+    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
         trace = self.traces.get(id(bound))
         if trace is not None:
             trace.marker(what, detail)
 
-    def detached(self, bound: BoundDevice) -> list[str]:
+    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
         trace = self.traces.pop(id(bound), None)
         if trace is not None:
             unwatch(bound.model)

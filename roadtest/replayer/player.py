@@ -451,7 +451,7 @@ class ReplayHooks:
         self.players: dict[int, TracePlayer] = {}
         self.outcomes: list[TraceResult] = []
 
-    def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
+    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
         path = self.index.by_device.get((test_id, bound.device.origin)) or self._deviceless(
             test_id, bound
         )
@@ -476,7 +476,7 @@ class ReplayHooks:
         self.players[id(bound)] = player
         return player
 
-    def _deviceless(self, test_id: str, bound: BoundDevice) -> Path | None:
+    def _deviceless(self, test_id: str, bound: BoundDevice[I2CModel]) -> Path | None:
         """The test's one trace of this compatible that names no device, if there is one."""
         compatible, origin = bound.device.compatible, bound.device.origin
         paths = self.index.deviceless.get((test_id, compatible), [])
@@ -495,12 +495,12 @@ class ReplayHooks:
             )
         return paths[0]
 
-    def marker(self, bound: BoundDevice, what: str, detail: Any) -> None:
+    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
         player = self.players.get(id(bound))
         if player is not None and what == "bind":
             player.bound()
 
-    def detached(self, bound: BoundDevice) -> list[str]:
+    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
         player = self.players.pop(id(bound), None)
         if player is None:
             return []

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel
@@ -37,17 +38,25 @@ class PlacementError(RoadtestError):
     pass
 
 
+# The model class a declaration makes. Covariant: a declaration only makes models (its
+# `model` is a factory), so an I2CDevice[OPT3001] is an I2CDevice[I2CModel].
+M_co = TypeVar("M_co", bound=I2CModel, covariant=True)
+
+
 @dataclass(eq=False)
-class I2CDevice:
+class I2CDevice(Generic[M_co]):
     """An I2C device: its devicetree node (with placeholders) and the model that answers for it.
 
+    `model` is the model's class (or any factory): its type flows through
+    `guest.bound()` and `guest.attach()` to `dev.model`, so a test of an
+    `I2CDevice(model=OPT3001, ...)` gets an `OPT3001` there.
     `gpios` names the GPIO lines the node uses (`$name$` in `dts`); map a name
     to a number to ask for a fixed line, or list it to have one assigned.
     `addr` asks for a fixed I2C address instead of an assigned one.
     """
 
     compatible: str
-    model: Callable[[], I2CModel]
+    model: Callable[[], M_co]
     dts: str
     gpios: Iterable[str] | Mapping[str, int | None] = ()
     addr: int | None = None
@@ -93,7 +102,7 @@ class PlatformDevice:
         return match.group(1)
 
 
-Device = I2CDevice | PlatformDevice
+Device = I2CDevice[I2CModel] | PlatformDevice
 
 
 @dataclass(frozen=True)

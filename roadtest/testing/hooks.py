@@ -17,25 +17,25 @@ if TYPE_CHECKING:
 
 
 class DeviceHooks(Protocol):
-    def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
+    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
         """The model that answers on the bus for `bound` (whose `model` is the test's)."""
         ...
 
-    def marker(self, bound: BoundDevice, what: str, detail: Any) -> None:
+    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
         """Something the test did to the device: "bind", "unbind"."""
         ...
 
-    def detached(self, bound: BoundDevice) -> list[str]:
+    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
         """The device is off the bus; returns problems that fail the test."""
         ...
 
 
 class LiveHooks:
-    def attached(self, test_id: str, bound: BoundDevice) -> I2CModel:
+    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
         return bound.model
 
-    def marker(self, bound: BoundDevice, what: str, detail: Any) -> None:
+    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
         pass
 
-    def detached(self, bound: BoundDevice) -> list[str]:
+    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
         return []

@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from roadtest.backend.server import Backend
 from roadtest.errors import RoadtestError
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
 
 log = logging.getLogger("roadtest.session")
+
+M = TypeVar("M", bound=I2CModel)  # a device's model class: `dev.model` has its type
 
 _PF_KTHREAD = 0x00200000  # include/linux/sched.h: the task is a kernel thread
 
@@ -66,11 +68,11 @@ class Bound:
 
 
 @dataclass(kw_only=True)
-class BoundDevice(Bound):
+class BoundDevice(Bound, Generic[M]):
     """An I2C device with the model that answers at its address."""
 
-    device: I2CDevice
-    model: I2CModel
+    device: I2CDevice[M]
+    model: M
     addr: int
 
 
@@ -206,7 +208,7 @@ class RoadtestSession:
                 agent.load_module(str(mod.path), params_from_cmdline(self.boot_args, mod.name))
 
     @overload
-    def attach(self, device: I2CDevice, model: I2CModel | None = None) -> BoundDevice: ...
+    def attach(self, device: I2CDevice[M], model: M | None = None) -> BoundDevice[M]: ...
     @overload
     def attach(self, device: PlatformDevice) -> BoundPlatformDevice: ...
     def attach(self, device: Device, model: I2CModel | None = None) -> Bound:
@@ -285,8 +287,8 @@ class RoadtestSession:
 
     @overload
     def bound(
-        self, device: I2CDevice, model: I2CModel | None = None
-    ) -> contextlib.AbstractContextManager[BoundDevice]: ...
+        self, device: I2CDevice[M], model: M | None = None
+    ) -> contextlib.AbstractContextManager[BoundDevice[M]]: ...
     @overload
     def bound(
         self, device: PlatformDevice

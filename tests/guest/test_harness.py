@@ -79,29 +79,72 @@ def test_wrong_lux(guest):
     assert "console: " in out and "console.log" in out
 
 
-def test_model_that_raises_fails_the_test_with_its_traceback(pytester: pytest.Pytester) -> None:
-    result = run(
-        pytester,
-        """
-class Broken(OPT3001):
+MODEL_FAULTS = """
+class Refuses(OPT3001):
     def reg_read(self, addr):
         if addr == REG_RESULT:
             raise ModelError("result register is on fire")
         return super().reg_read(addr)
 
-def test_broken_model(guest):
-    with guest.bound(SENSOR, model=Broken()) as dev:
-        try:
-            read_float(dev.path.only("iio:device*") / "in_illuminance_input")
-        except OSError:
-            pass  # the NACK reaches the driver, which fails the read
-""",
+class Buggy(OPT3001):
+    def reg_read(self, addr):
+        if addr == REG_RESULT:
+            return {}[addr]  # the model's own bug
+        return super().reg_read(addr)
+
+def read_lux_ignoring_eio(dev):
+    try:
+        read_float(dev.path.only("iio:device*") / "in_illuminance_input")
+    except OSError:
+        pass  # the NACK reaches the driver, which fails the read: the test body passes
+
+def test_refusing_model(guest):
+    with guest.bound(SENSOR, model=Refuses()) as dev:
+        read_lux_ignoring_eio(dev)
+
+def test_buggy_model(guest):
+    dev = guest.attach(SENSOR, model=Buggy())  # detached by the fixture, after the test
+    dev.bind()
+    read_lux_ignoring_eio(dev)
+"""
+
+
+def failure_section(out: str, test: str) -> str:
+    """The FAILURES section of one test in a pytest report."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip("_ ") == test)
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith(("___", "==="))),
+        len(lines),
     )
-    # The test fails (not errors at teardown): the model's exception is its headline.
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        ["*ModelFault: *result register is on fire*", "*a model raised while serving the driver*"]
+    return "\n".join(lines[start:end])
+
+
+def test_a_model_fault_fails_its_test_headed_by_the_models_exception(
+    pytester: pytest.Pytester,
+) -> None:
+    """What a user sees when a model raises while serving the driver, even in a test that
+    swallows the driver's EIO: the test fails in its call phase (not a pass with an error at
+    teardown), with the model's exception as its headline, not the EIO. A ModelError is a
+    deliberate refusal whose message says it all: no traceback. Any other exception is a
+    bug in the model: its traceback, down to the model's own line, is shown."""
+    result = run(pytester, MODEL_FAULTS, "-rfE")
+    result.assert_outcomes(failed=2)  # and no errors
+    result.stdout.fnmatch_lines_random(
+        [
+            "FAILED *::test_refusing_model - *ModelFault: i2c 0x* Refuses.read(2): "
+            "result register is on fire",
+            "FAILED *::test_buggy_model - *ModelFault: i2c 0x* Buggy.read(2): KeyError: 0",
+        ]
     )
+    out = result.stdout.str()
+    refusing = failure_section(out, "test_refusing_model")
+    assert "a model raised while serving the driver" in refusing
+    assert "Traceback" not in refusing
+    buggy = failure_section(out, "test_buggy_model")
+    assert "Traceback (most recent call last)" in buggy
+    assert 'test_user.py", line' in buggy and ", in reg_read" in buggy
+    assert "return {}[addr]  # the model's own bug" in buggy
 
 
 def test_guest_crash_fails_one_test_and_the_next_gets_a_new_guest(

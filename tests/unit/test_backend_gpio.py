@@ -15,26 +15,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import virtio_spec as spec
+from fake_frontend import FakeFrontend
 
-from roadtest.backend.fake_frontend import FakeFrontend
-from roadtest.backend.gpio import (
-    IRQ_REQUEST,
-    MSG_GET_DIRECTION,
-    MSG_GET_NAMES,
-    MSG_GET_VALUE,
-    MSG_IRQ_TYPE,
-    MSG_SET_DIRECTION,
-    MSG_SET_VALUE,
-    VIRTIO_GPIO_F_IRQ,
-    Direction,
-    GpioLine,
-    IrqType,
-)
+from roadtest.backend.gpio import GpioLine
 from roadtest.backend.server import Backend
-from roadtest.backend.vhost_user import VHOST_USER_F_PROTOCOL_FEATURES, VIRTIO_F_VERSION_1
 
-OK, ERR = 0, 1
-VALID, INVALID = b"\x01", b"\x00"
+OK, ERR = spec.VIRTIO_GPIO_STATUS_OK, spec.VIRTIO_GPIO_STATUS_ERR
+VALID = bytes([spec.VIRTIO_GPIO_IRQ_STATUS_VALID])
+INVALID = bytes([spec.VIRTIO_GPIO_IRQ_STATUS_INVALID])
 NAMES = ["reset", "irq", "", "led"] + [f"line{i}" for i in range(4, 16)]
 
 
@@ -56,8 +45,8 @@ class Env:
     def line(self, n: int) -> GpioLine:
         return self.backend.gpio.line(n)
 
-    def irq_type(self, n: int, irq_type: IrqType) -> None:
-        assert self.fe.gpio_value(MSG_IRQ_TYPE, n, irq_type) == (OK, 0)
+    def irq_type(self, n: int, irq_type: int) -> None:
+        assert self.fe.gpio_value(spec.VIRTIO_GPIO_MSG_IRQ_TYPE, n, irq_type) == (OK, 0)
 
     def unmask(self, n: int) -> int:
         """Post the line's eventq buffer and wait until the device holds or returns it."""
@@ -90,7 +79,7 @@ def test_config_and_names(env: Env) -> None:
     assert int.from_bytes(config[0:2], "little") == 16
     assert config[2:4] == b"\0\0"
     assert int.from_bytes(config[4:8], "little") == len(blob)
-    reply = env.fe.gpio_request(MSG_GET_NAMES, 0, rxlen=1 + len(blob))
+    reply = env.fe.gpio_request(spec.VIRTIO_GPIO_MSG_GET_NAMES, 0, rxlen=1 + len(blob))
     assert reply == b"\x00" + blob
 
 
@@ -107,42 +96,57 @@ def test_no_names_means_an_empty_blob() -> None:
 
 
 def test_irq_feature_is_offered(env: Env) -> None:
-    assert env.backend.gpio.device_features & VIRTIO_GPIO_F_IRQ
-    assert env.backend.gpio.features & VIRTIO_GPIO_F_IRQ
+    assert env.backend.gpio.device_features & spec.VIRTIO_GPIO_F_IRQ
+    assert env.backend.gpio.features & spec.VIRTIO_GPIO_F_IRQ
 
 
 def test_direction(env: Env) -> None:
-    assert env.fe.gpio_value(MSG_GET_DIRECTION, 3) == (OK, Direction.IN)
-    assert env.fe.gpio_value(MSG_SET_DIRECTION, 3, Direction.OUT) == (OK, 0)
-    assert env.fe.gpio_value(MSG_GET_DIRECTION, 3) == (OK, Direction.OUT)
-    assert env.line(3).direction == Direction.OUT
-    assert env.fe.gpio_value(MSG_SET_DIRECTION, 3, Direction.NONE) == (OK, 0)  # gpio free()
-    assert env.fe.gpio_value(MSG_GET_DIRECTION, 3) == (OK, Direction.NONE)
-    assert env.fe.gpio_value(MSG_SET_DIRECTION, 3, 7)[0] == ERR
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_DIRECTION, 3) == (
+        OK,
+        spec.VIRTIO_GPIO_DIRECTION_IN,
+    )
+    assert env.fe.gpio_value(
+        spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 3, spec.VIRTIO_GPIO_DIRECTION_OUT
+    ) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_DIRECTION, 3) == (
+        OK,
+        spec.VIRTIO_GPIO_DIRECTION_OUT,
+    )
+    assert env.line(3).direction == spec.VIRTIO_GPIO_DIRECTION_OUT
+    assert env.fe.gpio_value(
+        spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 3, spec.VIRTIO_GPIO_DIRECTION_NONE
+    ) == (OK, 0)  # gpio free()
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_DIRECTION, 3) == (
+        OK,
+        spec.VIRTIO_GPIO_DIRECTION_NONE,
+    )
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 3, 7)[0] == ERR
 
 
 def test_bad_line_and_bad_type(env: Env) -> None:
-    assert env.fe.gpio_value(MSG_GET_VALUE, 16)[0] == ERR
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 16)[0] == ERR
     assert env.fe.gpio_value(0x77, 0)[0] == ERR
-    assert env.fe.gpio_value(MSG_IRQ_TYPE, 0, 5)[0] == ERR
-    assert env.fe.gpio_value(MSG_SET_VALUE, 0, 2)[0] == ERR
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_IRQ_TYPE, 0, 5)[0] == ERR
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_VALUE, 0, 2)[0] == ERR
 
 
 def test_values_inputs_and_outputs(env: Env) -> None:
     seen: list[tuple[int, bool]] = []
     env.line(3).add_listener(lambda line, value: seen.append((line.index, value)))
     # An input reads what the model drives.
-    assert env.fe.gpio_value(MSG_GET_VALUE, 2) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 2) == (OK, 0)
     env.line(2).set(True)
-    assert env.fe.gpio_value(MSG_GET_VALUE, 2) == (OK, 1)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 2) == (OK, 1)
     # gpio-virtio's direction_output: SET_VALUE, then SET_DIRECTION OUT.
-    assert env.fe.gpio_value(MSG_SET_VALUE, 3, 1) == (OK, 0)
-    assert env.fe.gpio_value(MSG_SET_DIRECTION, 3, Direction.OUT) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_VALUE, 3, 1) == (OK, 0)
+    assert env.fe.gpio_value(
+        spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 3, spec.VIRTIO_GPIO_DIRECTION_OUT
+    ) == (OK, 0)
     assert env.line(3).output is True and env.line(3).value is True
     env.line(3).set(False)  # a model driving an output line does not change what it reads
-    assert env.fe.gpio_value(MSG_GET_VALUE, 3) == (OK, 1)
-    assert env.fe.gpio_value(MSG_SET_VALUE, 3, 0) == (OK, 0)
-    assert env.fe.gpio_value(MSG_GET_VALUE, 3) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 3) == (OK, 1)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_VALUE, 3, 0) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 3) == (OK, 0)
     assert seen == [(3, True), (3, False)]
 
 
@@ -162,12 +166,12 @@ def test_listener_errors_are_model_errors(env: Env, exc: BaseException) -> None:
 
     env.line(1).add_listener(bad)
     # The driver's request fails, as an I2C message does when its model raises.
-    assert env.fe.gpio_value(MSG_SET_VALUE, 1, 1) == (ERR, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_VALUE, 1, 1) == (ERR, 0)
     (error,) = env.backend.errors
     assert error.kind == "model" and "listener broke" in str(error)
     assert env.backend.running
     env.line(1).remove_listener(bad)
-    assert env.fe.gpio_value(MSG_SET_VALUE, 1, 0) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_VALUE, 1, 0) == (OK, 0)
     assert len(env.backend.errors) == 1
 
 
@@ -176,18 +180,21 @@ def test_observer_base_exceptions_are_model_errors(env: Env) -> None:
         pytest.fail("observer broke")
 
     env.line(1).observers.append(bad)
-    assert env.fe.gpio_value(MSG_GET_VALUE, 1) == (OK, 0)
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 1) == (OK, 0)
     (error,) = env.backend.errors
     assert error.kind == "model" and "observer broke" in str(error)
     env.line(1).observers.remove(bad)
-    assert env.fe.gpio_value(MSG_GET_VALUE, 1) == (OK, 0)  # the backend still serves
+    assert env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 1) == (
+        OK,
+        0,
+    )  # the backend still serves
 
 
 # Interrupts: the RFC's cases
 
 
 def test_irq_level_low(env: Env) -> None:
-    env.irq_type(1, IrqType.LEVEL_LOW)
+    env.irq_type(1, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW)
     assert env.fired() == []
     head = env.unmask(1)  # the input is low: fires at once
     assert env.fired() == [(head, VALID)]
@@ -198,7 +205,7 @@ def test_irq_level_low(env: Env) -> None:
 
 
 def test_irq_level_high(env: Env) -> None:
-    env.irq_type(2, IrqType.LEVEL_HIGH)
+    env.irq_type(2, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_HIGH)
     head = env.unmask(2)
     assert env.fired() == []
     env.line(2).set(True)
@@ -210,7 +217,7 @@ def test_irq_level_high(env: Env) -> None:
 
 
 def test_irq_rising(env: Env) -> None:
-    env.irq_type(15, IrqType.EDGE_RISING)
+    env.irq_type(15, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     env.line(15).set(False)
     env.line(15).set(True)  # latched while masked
     assert env.fired() == []
@@ -223,7 +230,7 @@ def test_irq_rising(env: Env) -> None:
 
 
 def test_irq_falling(env: Env) -> None:
-    env.irq_type(0, IrqType.EDGE_FALLING)
+    env.irq_type(0, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_FALLING)
     head = env.unmask(0)
     env.line(0).set(False)  # no change: no edge
     env.line(0).set(True)  # rising: not this trigger
@@ -240,7 +247,7 @@ def test_irq_falling(env: Env) -> None:
 
 
 def test_irq_both(env: Env) -> None:
-    env.irq_type(8, IrqType.EDGE_BOTH)
+    env.irq_type(8, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_BOTH)
     head = env.unmask(8)
     env.line(8).set(False)
     env.line(8).set(True)
@@ -258,7 +265,7 @@ def test_irq_both(env: Env) -> None:
 
 def test_level_retriggers_after_each_unmask(env: Env) -> None:
     env.line(4).set(True)
-    env.irq_type(4, IrqType.LEVEL_HIGH)
+    env.irq_type(4, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_HIGH)
     for _ in range(3):
         head = env.unmask(4)
         assert env.fired() == [(head, VALID)]
@@ -270,15 +277,15 @@ def test_level_retriggers_after_each_unmask(env: Env) -> None:
 
 
 def test_irq_type_none_returns_the_buffer_invalid(env: Env) -> None:
-    env.irq_type(5, IrqType.EDGE_RISING)
+    env.irq_type(5, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     head = env.unmask(5)
     assert env.line(5).armed
-    env.irq_type(5, IrqType.NONE)
+    env.irq_type(5, spec.VIRTIO_GPIO_IRQ_TYPE_NONE)
     assert env.fired() == [(head, INVALID)]
     assert not env.line(5).armed
     env.line(5).set(True)
     assert env.fired() == []
-    env.irq_type(5, IrqType.NONE)  # nothing posted: nothing returned
+    env.irq_type(5, spec.VIRTIO_GPIO_IRQ_TYPE_NONE)  # nothing posted: nothing returned
     assert env.fired() == []
 
 
@@ -289,15 +296,15 @@ def test_buffer_posted_with_no_trigger_is_held(env: Env) -> None:
     env.unmask(6)
     assert env.fired() == []
     assert env.line(6).armed
-    env.irq_type(6, IrqType.LEVEL_HIGH)
+    env.irq_type(6, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_HIGH)
     assert len(env.fired()) == 1
 
 
 def test_changing_the_trigger_forgets_a_latched_edge(env: Env) -> None:
-    env.irq_type(7, IrqType.EDGE_RISING)
+    env.irq_type(7, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     env.line(7).set(True)
     assert env.line(7).edge_latched
-    env.irq_type(7, IrqType.EDGE_FALLING)
+    env.irq_type(7, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_FALLING)
     assert not env.line(7).edge_latched
     env.unmask(7)
     assert env.fired() == []
@@ -306,10 +313,15 @@ def test_changing_the_trigger_forgets_a_latched_edge(env: Env) -> None:
 def test_irq_type_needs_the_irq_feature() -> None:
     with tempfile.TemporaryDirectory(prefix="rt-gpio-") as d:
         with Backend(Path(d)) as backend, FakeFrontend.connect(backend.gpio_socket) as fe:
-            fe.setup(2, features=VIRTIO_F_VERSION_1 | VHOST_USER_F_PROTOCOL_FEATURES)
+            fe.setup(2, features=spec.VIRTIO_F_VERSION_1 | spec.VHOST_USER_F_PROTOCOL_FEATURES)
             assert backend.gpio.features == 0
-            assert fe.gpio_value(MSG_IRQ_TYPE, 0, IrqType.EDGE_RISING)[0] == ERR
-            assert fe.gpio_value(MSG_GET_VALUE, 0) == (OK, 0)
+            assert (
+                fe.gpio_value(
+                    spec.VIRTIO_GPIO_MSG_IRQ_TYPE, 0, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING
+                )[0]
+                == ERR
+            )
+            assert fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 0) == (OK, 0)
 
 
 def test_eventq_buffer_for_a_bad_line(env: Env) -> None:
@@ -320,7 +332,7 @@ def test_eventq_buffer_for_a_bad_line(env: Env) -> None:
 
 
 def test_second_buffer_for_a_line_returns_the_first(env: Env) -> None:
-    env.irq_type(9, IrqType.EDGE_RISING)
+    env.irq_type(9, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     first = env.unmask(9)
     second = env.fe.gpio_unmask(9)
     (done,) = env.eventq.wait_used(1)
@@ -331,36 +343,43 @@ def test_second_buffer_for_a_line_returns_the_first(env: Env) -> None:
 
 
 def test_interrupt_waits_for_a_disabled_queue(env: Env) -> None:
-    from roadtest.backend import vhost_user as vu
-
-    env.irq_type(10, IrqType.EDGE_RISING)
+    env.irq_type(10, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     head = env.unmask(10)
-    env.fe.protocol_features |= vu.PROTOCOL_F_REPLY_ACK
-    assert env.fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(1, 0)) == 0
+    env.fe.protocol_features |= spec.VHOST_USER_PROTOCOL_F_REPLY_ACK
+    disable = spec.VHOST_USER_VRING_STATE.pack(1, 0)
+    assert env.fe.message(spec.VHOST_USER_SET_VRING_ENABLE, disable) == 0
     env.line(10).set(True)
     assert env.fired() == []  # a suspended guest: the edge stays latched
-    assert env.fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(1, 1)) == 0
+    enable = spec.VHOST_USER_VRING_STATE.pack(1, 1)
+    assert env.fe.message(spec.VHOST_USER_SET_VRING_ENABLE, enable) == 0
     assert env.fired() == [(head, VALID)]
 
 
 def test_lines_reset_for_a_new_guest(env: Env) -> None:
-    env.irq_type(11, IrqType.LEVEL_LOW)
-    env.fe.gpio_value(MSG_SET_DIRECTION, 11, Direction.OUT)
+    env.irq_type(11, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW)
+    env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 11, spec.VIRTIO_GPIO_DIRECTION_OUT)
     env.line(11).set(True)
     env.unmask(11)
     env.fe.close()
     line = env.line(11)
     assert wait_for(lambda: env.backend.gpio.queues == [])
-    assert (line.direction, line.irq_type, line.armed) == (Direction.IN, IrqType.NONE, False)
+    assert (line.direction, line.irq_type, line.armed) == (
+        spec.VIRTIO_GPIO_DIRECTION_IN,
+        spec.VIRTIO_GPIO_IRQ_TYPE_NONE,
+        False,
+    )
     assert line.input is True  # what the model drives survives the guest
     line.set(False)  # no guest: nothing to tell, nothing breaks
     with FakeFrontend.connect(env.backend.gpio_socket) as fe:
         fe.setup(2)
-        assert fe.gpio_value(MSG_GET_DIRECTION, 11) == (OK, Direction.IN)
+        assert fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_DIRECTION, 11) == (
+            OK,
+            spec.VIRTIO_GPIO_DIRECTION_IN,
+        )
 
 
 def test_lines_driven_from_other_threads(env: Env) -> None:
-    env.irq_type(12, IrqType.EDGE_BOTH)
+    env.irq_type(12, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_BOTH)
     line = env.line(12)
     stop = threading.Event()
 
@@ -376,7 +395,7 @@ def test_lines_driven_from_other_threads(env: Env) -> None:
         for _ in range(50):
             env.fe.gpio_unmask(12)
             env.eventq.wait_used(1)
-            env.fe.gpio_value(MSG_GET_VALUE, 12)
+            env.fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_VALUE, 12)
     finally:
         stop.set()
         thread.join()
@@ -390,4 +409,3 @@ def test_malformed_eventq_buffer(env: Env) -> None:
     (done,) = env.eventq.wait_used(1)
     assert done.written == 0
     assert "malformed buffer" in str(env.backend.errors[0])
-    assert IRQ_REQUEST.size == 2

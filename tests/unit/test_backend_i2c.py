@@ -8,13 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import virtio_spec as spec
+from fake_frontend import FakeFrontend
 
-from roadtest.backend.fake_frontend import FakeFrontend
-from roadtest.backend.i2c import OUT_HDR, VIRTIO_I2C_FLAGS_M_RD, I2CBus
+from roadtest.backend.i2c import I2CBus
 from roadtest.backend.server import Backend
 from roadtest.models import I2CModel, ModelError, SimpleSMBusModel
 
-OK, ERR = 0, 1
+OK, ERR = spec.VIRTIO_I2C_MSG_OK, spec.VIRTIO_I2C_MSG_ERR
 
 
 class Recorder(I2CModel):
@@ -93,7 +94,7 @@ def test_address_is_decoded_from_the_shifted_field(env: Env) -> None:
     dev = Recorder()
     env.backend.i2c.attach(0x10, dev)
     q = env.fe.queues[0]
-    q.add([OUT_HDR.pack(0x20, 0, VIRTIO_I2C_FLAGS_M_RD)], [1, 1])
+    q.add([spec.VIRTIO_I2C_OUT_HDR.pack(0x20, 0, spec.VIRTIO_I2C_FLAGS_M_RD)], [1, 1])
     q.kick()
     (done,) = q.wait_used(1)
     assert done.buffers == [b"\xa5", b"\x00"]

@@ -15,12 +15,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import pytest
-
-from roadtest.backend import vhost_user as vu
-from roadtest.backend.device import VirtioDevice
-from roadtest.backend.fake_frontend import (
+import virtio_spec as spec
+from fake_frontend import (
     GUEST_BASE,
     MEMORY_SIZE,
     MMAP_OFFSET,
@@ -28,17 +27,22 @@ from roadtest.backend.fake_frontend import (
     FakeFrontend,
     FrontendError,
 )
-from roadtest.backend.gpio import MSG_GET_DIRECTION, MSG_SET_DIRECTION, VirtioGpio
+
+from roadtest.backend import vhost_user as vu
+from roadtest.backend.device import BackendError, VirtioDevice
+from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
 from roadtest.backend.server import Backend, BackendStartError, EventLoop
-from roadtest.backend.virtqueue import U16, Virtqueue
+from roadtest.backend.virtqueue import Virtqueue
 from roadtest.models import SimpleSMBusModel
 
+D = TypeVar("D", bound=VirtioDevice)
 
-class Served:
+
+class Served(Generic[D]):
     """A device behind a socketpair, served by an EventLoop thread."""
 
-    def __init__(self, device: VirtioDevice) -> None:
+    def __init__(self, device: D) -> None:
         self.device = device
         self.loop = EventLoop()
         ours, theirs = socket.socketpair()
@@ -65,7 +69,7 @@ class Served:
 
 
 @pytest.fixture
-def i2c() -> Iterator[Served]:
+def i2c() -> Iterator[Served[VirtioI2C]]:
     dev = VirtioI2C()
     dev.attach(0x48, SimpleSMBusModel({0: 0x1234}, regbytes=2, byteorder="big"))
     served = Served(dev)
@@ -74,7 +78,7 @@ def i2c() -> Iterator[Served]:
 
 
 @pytest.fixture
-def gpio() -> Iterator[Served]:
+def gpio() -> Iterator[Served[VirtioGpio]]:
     served = Served(VirtioGpio(ngpio=8, names=[f"l{i}" for i in range(8)]))
     yield served
     served.close()
@@ -99,61 +103,95 @@ def wait_for(cond: Callable[[], bool], timeout: float = 2.0) -> bool:
 # Negotiation
 
 
-def test_features_offered(i2c: Served) -> None:
-    features = i2c.fe.get_u64(vu.GET_FEATURES)
+def test_features_offered(i2c: Served[VirtioI2C]) -> None:
+    features = i2c.fe.get_u64(spec.VHOST_USER_GET_FEATURES)
     for bit in (
-        vu.VIRTIO_F_VERSION_1,
-        vu.VHOST_USER_F_PROTOCOL_FEATURES,
-        vu.VIRTIO_RING_F_INDIRECT_DESC,
-        vu.VIRTIO_RING_F_EVENT_IDX,
-        1 << 0,  # VIRTIO_I2C_F_ZERO_LENGTH_REQUEST
+        spec.VIRTIO_F_VERSION_1,
+        spec.VHOST_USER_F_PROTOCOL_FEATURES,
+        spec.VIRTIO_RING_F_INDIRECT_DESC,
+        spec.VIRTIO_RING_F_EVENT_IDX,
+        spec.VIRTIO_I2C_F_ZERO_LENGTH_REQUEST,
     ):
         assert features & bit, hex(bit)
 
 
-def test_protocol_features_offered(i2c: Served) -> None:
-    proto = i2c.fe.get_u64(vu.GET_PROTOCOL_FEATURES)
+def test_protocol_features_offered(i2c: Served[VirtioI2C]) -> None:
+    proto = i2c.fe.get_u64(spec.VHOST_USER_GET_PROTOCOL_FEATURES)
     for bit in (
-        vu.PROTOCOL_F_MQ,
-        vu.PROTOCOL_F_REPLY_ACK,
-        vu.PROTOCOL_F_BACKEND_REQ,
-        vu.PROTOCOL_F_CONFIG,
+        spec.VHOST_USER_PROTOCOL_F_MQ,
+        spec.VHOST_USER_PROTOCOL_F_REPLY_ACK,
+        spec.VHOST_USER_PROTOCOL_F_BACKEND_REQ,
+        spec.VHOST_USER_PROTOCOL_F_CONFIG,
     ):
         assert proto & bit, hex(bit)
 
 
-def test_replies_carry_exactly_reply_and_version(i2c: Served) -> None:
-    i2c.fe.send(vu.GET_FEATURES)
+def test_a_reply_on_the_wire_is_the_specifications_bytes(i2c: Served[VirtioI2C]) -> None:
+    """GET_FEATURES (request 1) by hand: the reply is a 12-byte header, request 1, flags
+    0x5 (version 1, reply), size 8, then the u64 with bits 32 (VERSION_1), 30
+    (PROTOCOL_FEATURES), 28 (INDIRECT_DESC), 29 (EVENT_IDX) and virtio-i2c's bit 0."""
+    i2c.fe.sock.sendall(b"\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
+    reply = i2c.fe.recv_exact(20)
+    assert reply[:12] == b"\x01\x00\x00\x00\x05\x00\x00\x00\x08\x00\x00\x00"
+    features = int.from_bytes(reply[12:], "little")
+    assert [bit for bit in (0, 28, 29, 30, 32) if features >> bit & 1] == [0, 28, 29, 30, 32]
+
+
+def test_protocol_features_on_the_wire(i2c: Served[VirtioI2C]) -> None:
+    """GET_PROTOCOL_FEATURES is request 15; MQ, REPLY_ACK, BACKEND_REQ and CONFIG are
+    bits 0, 3, 5 and 9."""
+    i2c.fe.sock.sendall(b"\x0f\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
+    reply = i2c.fe.recv_exact(20)
+    assert reply[:12] == b"\x0f\x00\x00\x00\x05\x00\x00\x00\x08\x00\x00\x00"
+    proto = int.from_bytes(reply[12:], "little")
+    assert [bit for bit in (0, 3, 5, 9) if proto >> bit & 1] == [0, 3, 5, 9]
+
+
+def test_replies_carry_exactly_reply_and_version(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.send(spec.VHOST_USER_GET_FEATURES)
     request, flags, payload = i2c.fe.recv()
-    assert (request, flags, len(payload)) == (vu.GET_FEATURES, vu.FLAG_REPLY | vu.VERSION, 8)
+    assert (request, flags, len(payload)) == (
+        spec.VHOST_USER_GET_FEATURES,
+        spec.VHOST_USER_FLAG_REPLY | spec.VHOST_USER_VERSION,
+        8,
+    )
 
 
-def test_need_reply_gets_a_zero_ack(i2c: Served) -> None:
-    i2c.fe.send(vu.SET_OWNER, flags=vu.VERSION | vu.FLAG_NEED_REPLY)
+def test_need_reply_gets_a_zero_ack(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.send(
+        spec.VHOST_USER_SET_OWNER, flags=spec.VHOST_USER_VERSION | spec.VHOST_USER_FLAG_NEED_REPLY
+    )
     request, flags, payload = i2c.fe.recv()
-    assert (request, flags, payload) == (vu.SET_OWNER, vu.REPLY_FLAGS, vu.U64.pack(0))
+    assert (request, flags, payload) == (
+        spec.VHOST_USER_SET_OWNER,
+        spec.VHOST_USER_REPLY_FLAGS,
+        spec.VHOST_USER_U64.pack(0),
+    )
 
 
-def test_no_ack_without_need_reply(i2c: Served) -> None:
-    i2c.fe.send(vu.SET_OWNER)
-    i2c.fe.send(vu.SET_PROTOCOL_FEATURES, vu.U64.pack(vu.PROTOCOL_F_REPLY_ACK))
+def test_no_ack_without_need_reply(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.send(spec.VHOST_USER_SET_OWNER)
+    i2c.fe.send(
+        spec.VHOST_USER_SET_PROTOCOL_FEATURES,
+        spec.VHOST_USER_U64.pack(spec.VHOST_USER_PROTOCOL_F_REPLY_ACK),
+    )
     # The next thing on the socket is the reply to this, not an ack of the above.
-    assert i2c.fe.get_u64(vu.GET_QUEUE_NUM) == 1
+    assert i2c.fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM) == 1
 
 
-def test_unknown_request(i2c: Served) -> None:
-    i2c.fe.send(99, b"abc", flags=vu.VERSION | vu.FLAG_NEED_REPLY)
+def test_unknown_request(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.send(99, b"abc", flags=spec.VHOST_USER_VERSION | spec.VHOST_USER_FLAG_NEED_REPLY)
     request, flags, payload = i2c.fe.recv()
-    assert (request, flags) == (99, vu.REPLY_FLAGS)
-    assert vu.U64.unpack(payload)[0] != 0
+    assert (request, flags) == (99, spec.VHOST_USER_REPLY_FLAGS)
+    assert spec.VHOST_USER_U64.unpack(payload)[0] != 0
     i2c.fe.send(98)  # without NEED_REPLY: ignored, and the connection carries on
-    assert i2c.fe.get_u64(vu.GET_QUEUE_NUM) == 1
+    assert i2c.fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM) == 1
 
 
-def test_unknown_request_fds_are_closed(i2c: Served) -> None:
+def test_unknown_request_fds_are_closed(i2c: Served[VirtioI2C]) -> None:
     r, w = os.pipe()
     try:
-        i2c.fe.send(97, b"", [w], flags=vu.VERSION | vu.FLAG_NEED_REPLY)
+        i2c.fe.send(97, b"", [w], flags=spec.VHOST_USER_VERSION | spec.VHOST_USER_FLAG_NEED_REPLY)
         i2c.fe.recv()
         os.close(w)
         w = -1
@@ -165,31 +203,39 @@ def test_unknown_request_fds_are_closed(i2c: Served) -> None:
             os.close(w)
 
 
-def test_failed_message_acks_non_zero(i2c: Served) -> None:
-    i2c.fe.protocol_features = vu.PROTOCOL_F_REPLY_ACK
-    assert i2c.fe.message(vu.SET_VRING_NUM, vu.VRING_STATE.pack(5, 64)) != 0  # no queue 5
-    assert i2c.fe.message(vu.SET_VRING_NUM, vu.VRING_STATE.pack(0, 63)) != 0  # not a power of 2
-    assert i2c.fe.message(vu.SET_FEATURES, b"\x01") != 0  # short payload
-    assert i2c.fe.message(vu.SET_LOG_BASE, vu.U64.pack(0)) != 0
-    assert i2c.fe.message(vu.SET_VRING_NUM, vu.VRING_STATE.pack(0, 64)) == 0
+def test_failed_message_acks_non_zero(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.protocol_features = spec.VHOST_USER_PROTOCOL_F_REPLY_ACK
+    assert (
+        i2c.fe.message(spec.VHOST_USER_SET_VRING_NUM, spec.VHOST_USER_VRING_STATE.pack(5, 64)) != 0
+    )  # no queue 5
+    assert (
+        i2c.fe.message(spec.VHOST_USER_SET_VRING_NUM, spec.VHOST_USER_VRING_STATE.pack(0, 63)) != 0
+    )  # not a power of 2
+    assert i2c.fe.message(spec.VHOST_USER_SET_FEATURES, b"\x01") != 0  # short payload
+    assert i2c.fe.message(spec.VHOST_USER_SET_LOG_BASE, spec.VHOST_USER_U64.pack(0)) != 0
+    assert (
+        i2c.fe.message(spec.VHOST_USER_SET_VRING_NUM, spec.VHOST_USER_VRING_STATE.pack(0, 64)) == 0
+    )
 
 
-def test_get_queue_num(i2c: Served, gpio: Served) -> None:
-    assert i2c.fe.get_u64(vu.GET_QUEUE_NUM) == 1
-    assert gpio.fe.get_u64(vu.GET_QUEUE_NUM) == 2
+def test_get_queue_num(i2c: Served[VirtioI2C], gpio: Served[VirtioGpio]) -> None:
+    assert i2c.fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM) == 1
+    assert gpio.fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM) == 2
 
 
-def test_bad_version_drops_the_connection(i2c: Served) -> None:
-    i2c.fe.send(vu.GET_FEATURES, flags=0x2)
+def test_bad_version_drops_the_connection(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.send(spec.VHOST_USER_GET_FEATURES, flags=0x2)
     assert i2c.dropped.wait(2)
 
 
-def test_oversized_payload_drops_the_connection(i2c: Served) -> None:
-    i2c.fe.sock.sendall(vu.HEADER.pack(vu.SET_CONFIG, vu.VERSION, 1 << 20))
+def test_oversized_payload_drops_the_connection(i2c: Served[VirtioI2C]) -> None:
+    i2c.fe.sock.sendall(
+        spec.VHOST_USER_HEADER.pack(spec.VHOST_USER_SET_CONFIG, spec.VHOST_USER_VERSION, 1 << 20)
+    )
     assert i2c.dropped.wait(2)
 
 
-def test_set_features_reaches_the_device_and_the_rings(i2c: Served) -> None:
+def test_set_features_reaches_the_device_and_the_rings(i2c: Served[VirtioI2C]) -> None:
     acked = i2c.fe.negotiate()
     assert i2c.device.features == acked & 0xFFFFFF
     assert all(q.event_idx and q.indirect for q in i2c.conn.queues)
@@ -201,7 +247,7 @@ def test_set_features_reaches_the_device_and_the_rings(i2c: Served) -> None:
 # Memory and rings
 
 
-def test_mem_table_and_translation(i2c: Served) -> None:
+def test_mem_table_and_translation(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.negotiate()
     i2c.fe.write(GUEST_BASE + 0x80, b"guest bytes")
     assert i2c.fe.set_mem_table() == 0
@@ -221,16 +267,18 @@ def test_mem_table_and_translation(i2c: Served) -> None:
     assert i2c.fe.read(GUEST_BASE + 0x80, 5) == b"BACK!"
 
 
-def test_mem_table_with_two_regions(i2c: Served) -> None:
+def test_mem_table_with_two_regions(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.negotiate()
     other = os.memfd_create("second", os.MFD_CLOEXEC)
     try:
         os.ftruncate(other, 3 * 4096)
         os.pwrite(other, b"second region", 4096)
-        regions = vu.MEM_REGION.pack(GUEST_BASE, MEMORY_SIZE, USER_BASE, MMAP_OFFSET)
-        regions += vu.MEM_REGION.pack(0x1_0000_0000, 8192, 0x5000_0000, 4096)
-        payload = vu.MEM_HEADER.pack(2, 0) + regions
-        assert i2c.fe.message(vu.SET_MEM_TABLE, payload, [i2c.fe.memfd, other]) == 0
+        regions = spec.VHOST_USER_MEMORY_REGION.pack(
+            GUEST_BASE, MEMORY_SIZE, USER_BASE, MMAP_OFFSET
+        )
+        regions += spec.VHOST_USER_MEMORY_REGION.pack(0x1_0000_0000, 8192, 0x5000_0000, 4096)
+        payload = spec.VHOST_USER_MEMORY.pack(2, 0) + regions
+        assert i2c.fe.message(spec.VHOST_USER_SET_MEM_TABLE, payload, [i2c.fe.memfd, other]) == 0
     finally:
         os.close(other)
     mm, off = i2c.conn.memory.translate(0x1_0000_0000, 13)
@@ -239,27 +287,31 @@ def test_mem_table_with_two_regions(i2c: Served) -> None:
     assert mm[off : off + 13] == b"second region"
 
 
-def test_mem_table_errors_are_acked_not_fatal(i2c: Served) -> None:
+def test_mem_table_errors_are_acked_not_fatal(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.negotiate()
-    too_big = vu.MEM_HEADER.pack(1, 0) + vu.MEM_REGION.pack(0, 1 << 30, 0, 0)
-    assert i2c.fe.message(vu.SET_MEM_TABLE, too_big, [i2c.fe.memfd]) != 0
-    no_fd = vu.MEM_HEADER.pack(1, 0) + vu.MEM_REGION.pack(0, 4096, 0, 0)
-    assert i2c.fe.message(vu.SET_MEM_TABLE, no_fd) != 0
+    too_big = spec.VHOST_USER_MEMORY.pack(1, 0) + spec.VHOST_USER_MEMORY_REGION.pack(
+        0, 1 << 30, 0, 0
+    )
+    assert i2c.fe.message(spec.VHOST_USER_SET_MEM_TABLE, too_big, [i2c.fe.memfd]) != 0
+    no_fd = spec.VHOST_USER_MEMORY.pack(1, 0) + spec.VHOST_USER_MEMORY_REGION.pack(0, 4096, 0, 0)
+    assert i2c.fe.message(spec.VHOST_USER_SET_MEM_TABLE, no_fd) != 0
     assert i2c.fe.set_mem_table() == 0
 
 
-def test_full_setup_and_a_transfer(i2c: Served) -> None:
+def test_full_setup_and_a_transfer(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     assert i2c.conn.queues[0].ready
     assert i2c.fe.i2c_transfer([(0x48, b"\x00"), (0x48, 2)]) == [(0, b""), (0, b"\x12\x34")]
 
 
-def test_call_fd_may_be_an_eventfd(i2c: Served) -> None:
+def test_call_fd_may_be_an_eventfd(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     q = i2c.fe.queues[0]
     efd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
     try:
-        assert i2c.fe.message(vu.SET_VRING_CALL, vu.U64.pack(0), [efd]) == 0
+        assert (
+            i2c.fe.message(spec.VHOST_USER_SET_VRING_CALL, spec.VHOST_USER_U64.pack(0), [efd]) == 0
+        )
         q.add([b"\x90\x00\x00\x00\x00\x00\x00\x00"], [1])
         q.kick()
         assert wait_for(lambda: q.used_idx() == 1)
@@ -268,64 +320,72 @@ def test_call_fd_may_be_an_eventfd(i2c: Served) -> None:
         os.close(efd)
 
 
-def test_ring_without_kick_fd_takes_in_band_kicks(i2c: Served) -> None:
+def test_ring_without_kick_fd_takes_in_band_kicks(i2c: Served[VirtioI2C]) -> None:
     fe = i2c.fe
     fe.negotiate()
     fe.set_mem_table()
     q = fe.setup_queue(0)
-    assert fe.message(vu.SET_VRING_KICK, vu.U64.pack(vu.VRING_INVALID_FD)) == 0
-    assert fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(0, 1)) == 0
+    assert (
+        fe.message(
+            spec.VHOST_USER_SET_VRING_KICK,
+            spec.VHOST_USER_U64.pack(spec.VHOST_USER_VRING_NOFD_MASK),
+        )
+        == 0
+    )
+    assert fe.message(spec.VHOST_USER_SET_VRING_ENABLE, spec.VHOST_USER_VRING_STATE.pack(0, 1)) == 0
     q.add([b"\x90\x00\x00\x00\x00\x00\x00\x00"], [1])
-    assert fe.message(vu.VRING_KICK, vu.VRING_STATE.pack(0, 0)) == 0
+    assert fe.message(spec.VHOST_USER_VRING_KICK, spec.VHOST_USER_VRING_STATE.pack(0, 0)) == 0
     (done,) = q.wait_used(1)
     assert done.buffers == [b"\x00"]
 
 
-def test_ring_waits_for_enable(i2c: Served) -> None:
+def test_ring_waits_for_enable(i2c: Served[VirtioI2C]) -> None:
     fe = i2c.fe
     fe.negotiate()
     fe.set_mem_table()
     q = fe.setup_queue(0)
-    assert fe.message(vu.SET_VRING_KICK, vu.U64.pack(0), [q.kick_fd]) == 0
+    assert fe.message(spec.VHOST_USER_SET_VRING_KICK, spec.VHOST_USER_U64.pack(0), [q.kick_fd]) == 0
     q.add([b"\x90\x00\x00\x00\x00\x00\x00\x00"], [1])
     q.kick()
-    fe.get_u64(vu.GET_QUEUE_NUM)  # a round trip, after which the kick has been seen
+    fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM)  # a round trip, after which the kick has been seen
     assert q.used_idx() == 0  # started but disabled: left alone
-    assert fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(0, 1)) == 0
+    assert fe.message(spec.VHOST_USER_SET_VRING_ENABLE, spec.VHOST_USER_VRING_STATE.pack(0, 1)) == 0
     assert len(q.wait_used(1)) == 1  # enabling processed what was waiting
-    assert fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(0, 0)) == 0
+    assert fe.message(spec.VHOST_USER_SET_VRING_ENABLE, spec.VHOST_USER_VRING_STATE.pack(0, 0)) == 0
     q.add([b"\x90\x00\x00\x00\x00\x00\x00\x00"], [1])
     q.kick()
-    fe.get_u64(vu.GET_QUEUE_NUM)
+    fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM)
     assert q.used_idx() == 1
 
 
-def test_rings_enabled_without_protocol_features(i2c: Served) -> None:
+def test_rings_enabled_without_protocol_features(i2c: Served[VirtioI2C]) -> None:
     fe = i2c.fe
-    features = fe.get_u64(vu.GET_FEATURES) & ~vu.VHOST_USER_F_PROTOCOL_FEATURES
-    fe.set_u64(vu.SET_FEATURES, features)
+    features = fe.get_u64(spec.VHOST_USER_GET_FEATURES) & ~spec.VHOST_USER_F_PROTOCOL_FEATURES
+    fe.set_u64(spec.VHOST_USER_SET_FEATURES, features)
     fe.set_mem_table()
     q = fe.setup_queue(0)
-    fe.send(vu.SET_VRING_KICK, vu.U64.pack(0), [q.kick_fd])  # no SET_VRING_ENABLE follows
+    fe.send(
+        spec.VHOST_USER_SET_VRING_KICK, spec.VHOST_USER_U64.pack(0), [q.kick_fd]
+    )  # no SET_VRING_ENABLE follows
     assert fe.i2c_transfer([(0x48, b"\x00")]) == [(0, b"")]
 
 
-def test_get_vring_base_stops_the_ring(i2c: Served) -> None:
+def test_get_vring_base_stops_the_ring(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     for _ in range(3):
         i2c.fe.i2c_transfer([(0x48, b"\x00"), (0x48, 2)])
-    reply = i2c.fe.request(vu.GET_VRING_BASE, vu.VRING_STATE.pack(0, 0))
-    assert vu.VRING_STATE.unpack(reply) == (0, 6)
+    reply = i2c.fe.request(spec.VHOST_USER_GET_VRING_BASE, spec.VHOST_USER_VRING_STATE.pack(0, 0))
+    assert spec.VHOST_USER_VRING_STATE.unpack(reply) == (0, 6)
     vq = i2c.conn.queues[0]
     assert not vq.ready and vq.kick_fd == -1
     q = i2c.fe.queues[0]
     q.add([b"\x90\x00\x00\x00\x00\x00\x00\x00"], [1])
     q.kick()
-    i2c.fe.get_u64(vu.GET_QUEUE_NUM)
+    i2c.fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM)
     assert q.used_idx() == 6  # stopped: nothing more is taken
 
 
-def test_get_config(gpio: Served) -> None:
+def test_get_config(gpio: Served[VirtioGpio]) -> None:
     gpio.fe.negotiate()
     config = gpio.fe.get_config(8)
     names = b"".join(f"l{i}".encode() + b"\0" for i in range(8))
@@ -333,26 +393,33 @@ def test_get_config(gpio: Served) -> None:
     # UML asks for offset + len bytes from 0 and expects exactly that many back.
     assert gpio.fe.get_config(2) == bytes([8, 0])
     assert gpio.fe.get_config(12) == config + bytes(4)
-    reply = gpio.fe.request(vu.GET_CONFIG, vu.CONFIG_HEADER.pack(4, 4, 0) + bytes(4))
-    assert vu.CONFIG_HEADER.unpack_from(reply) == (4, 4, 0)
+    reply = gpio.fe.request(
+        spec.VHOST_USER_GET_CONFIG, spec.VHOST_USER_CONFIG.pack(4, 4, 0) + bytes(4)
+    )
+    assert spec.VHOST_USER_CONFIG.unpack_from(reply) == (4, 4, 0)
     assert reply[12:] == len(names).to_bytes(4, "little")
 
 
-def test_set_config_is_acked(gpio: Served) -> None:
+def test_set_config_is_acked(gpio: Served[VirtioGpio]) -> None:
     gpio.fe.negotiate()
-    assert gpio.fe.message(vu.SET_CONFIG, vu.CONFIG_HEADER.pack(0, 2, 0) + b"\x01\x00") == 0
+    assert (
+        gpio.fe.message(
+            spec.VHOST_USER_SET_CONFIG, spec.VHOST_USER_CONFIG.pack(0, 2, 0) + b"\x01\x00"
+        )
+        == 0
+    )
     assert gpio.fe.get_config(2) == bytes([8, 0])
 
 
-def test_reset_owner_resets_device_and_rings(gpio: Served) -> None:
+def test_reset_owner_resets_device_and_rings(gpio: Served[VirtioGpio]) -> None:
     gpio.fe.setup(2)
-    assert gpio.fe.gpio_value(MSG_SET_DIRECTION, 3, 1) == (0, 0)
-    assert gpio.fe.message(vu.RESET_OWNER) == 0
+    assert gpio.fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 3, 1) == (0, 0)
+    assert gpio.fe.message(spec.VHOST_USER_RESET_OWNER) == 0
     assert not any(q.ready for q in gpio.conn.queues)
     assert gpio.device.lines[3].direction == 2  # IN, the reset state
 
 
-def test_fds_of_a_dropped_connection_are_closed(i2c: Served) -> None:
+def test_fds_of_a_dropped_connection_are_closed(i2c: Served[VirtioI2C]) -> None:
     i2c.fe.setup(1)
     vq: Virtqueue = i2c.conn.queues[0]
     kick, call = vq.kick_fd, vq.call_fd
@@ -364,11 +431,17 @@ def test_fds_of_a_dropped_connection_are_closed(i2c: Served) -> None:
     assert i2c.conn.memory.regions == []
 
 
-def test_too_many_fds_drop_the_connection(i2c: Served) -> None:
-    fds = [os.dup(0) for _ in range(vu.MAX_FDS + 2)]
+MAX_FDS = 8  # QEMU's VHOST_MEMORY_BASELINE_NREGIONS: the most fds a frontend sends at once
+
+
+def test_too_many_fds_drop_the_connection(i2c: Served[VirtioI2C]) -> None:
+    fds = [os.dup(0) for _ in range(MAX_FDS + 2)]
     try:
         anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
-        i2c.fe.sock.sendmsg([vu.HEADER.pack(vu.SET_OWNER, vu.VERSION, 0)], anc)
+        i2c.fe.sock.sendmsg(
+            [spec.VHOST_USER_HEADER.pack(spec.VHOST_USER_SET_OWNER, spec.VHOST_USER_VERSION, 0)],
+            anc,
+        )
         assert i2c.dropped.wait(2)
     finally:
         for fd in fds:
@@ -402,7 +475,7 @@ def test_backend_replaces_a_stale_socket_file(workdir: Path) -> None:
     stale.bind(os.fspath(workdir / "i2c.sock"))
     stale.close()
     with Backend(workdir) as backend, FakeFrontend.connect(backend.i2c_socket) as fe:
-        assert fe.get_u64(vu.GET_QUEUE_NUM) == 1
+        assert fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM) == 1
 
 
 def test_disconnect_and_reconnect(workdir: Path) -> None:
@@ -417,11 +490,11 @@ def test_disconnect_and_reconnect(workdir: Path) -> None:
             assert wait_for(lambda: backend.i2c.queues == [])
         with FakeFrontend.connect(backend.gpio_socket) as fe:
             fe.setup(2)
-            assert fe.gpio_value(MSG_SET_DIRECTION, 1, 1) == (0, 0)
-            assert fe.gpio_value(MSG_GET_DIRECTION, 1) == (0, 1)
+            assert fe.gpio_value(spec.VIRTIO_GPIO_MSG_SET_DIRECTION, 1, 1) == (0, 0)
+            assert fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_DIRECTION, 1) == (0, 1)
         with FakeFrontend.connect(backend.gpio_socket) as fe:
             fe.setup(2)
-            assert fe.gpio_value(MSG_GET_DIRECTION, 1) == (0, 2)  # reset: IN again
+            assert fe.gpio_value(spec.VIRTIO_GPIO_MSG_GET_DIRECTION, 1) == (0, 2)  # reset: IN again
         assert backend.i2c.connections == 3
         assert backend.errors == []
 
@@ -436,13 +509,13 @@ def test_a_new_frontend_replaces_a_connected_one(workdir: Path) -> None:
                 new.setup(1)
                 assert new.i2c_transfer([(0x50, b"\x00"), (0x50, 1)]) == [(0, b""), (0, b"\x07")]
             with pytest.raises((FrontendError, OSError)):
-                old.get_u64(vu.GET_FEATURES)
+                old.get_u64(spec.VHOST_USER_GET_FEATURES)
         finally:
             old.close()
 
 
 def test_backend_errors_and_callback(workdir: Path) -> None:
-    seen = []
+    seen: list[BackendError] = []
     with Backend(workdir, on_error=seen.append) as backend:
         backend.i2c.attach(0x50, SimpleSMBusModel({0: 7}))
         with FakeFrontend.connect(backend.i2c_socket) as fe:
@@ -469,16 +542,16 @@ def test_call_soon_runs_on_the_backend_thread(workdir: Path) -> None:
         assert names == ["roadtest-backend"]
 
 
-def test_bad_ring_at_enable_is_a_device_error_not_a_failed_message(i2c: Served) -> None:
-    seen = []
+def test_bad_ring_at_enable_is_a_device_error_not_a_failed_message(i2c: Served[VirtioI2C]) -> None:
+    seen: list[BackendError] = []
     i2c.device.report = seen.append
     fe = i2c.fe
     fe.negotiate()
     fe.set_mem_table()
     q = fe.setup_queue(0, num=8)
-    fe.pack(U16, q.avail + 2, 100)  # garbage available index
-    assert fe.message(vu.SET_VRING_KICK, vu.U64.pack(0), [q.kick_fd]) == 0
-    assert fe.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(0, 1)) == 0
+    fe.pack(spec.LE16, q.avail + 2, 100)  # garbage available index
+    assert fe.message(spec.VHOST_USER_SET_VRING_KICK, spec.VHOST_USER_U64.pack(0), [q.kick_fd]) == 0
+    assert fe.message(spec.VHOST_USER_SET_VRING_ENABLE, spec.VHOST_USER_VRING_STATE.pack(0, 1)) == 0
     assert i2c.conn.queues[0].broken
     (error,) = seen
     assert error.kind == "device" and "more than 8 ahead" in str(error)

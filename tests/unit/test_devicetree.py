@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,15 @@ def model() -> SimpleSMBusModel:
     return SimpleSMBusModel(regs={0: 0})
 
 
-def device(dts: str = NODE, origin: str = "t.DEV", **kwargs: object) -> I2CDevice:
-    return I2CDevice(compatible="acme,sensor", model=model, dts=dts, origin=origin, **kwargs)  # type: ignore[arg-type]
+def device(
+    dts: str = NODE,
+    origin: str = "t.DEV",
+    gpios: Iterable[str] | Mapping[str, int | None] = (),
+    addr: int | None = None,
+) -> I2CDevice[SimpleSMBusModel]:
+    return I2CDevice(
+        compatible="acme,sensor", model=model, dts=dts, origin=origin, gpios=gpios, addr=addr
+    )
 
 
 @pytest.fixture

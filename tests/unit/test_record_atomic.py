@@ -91,7 +91,7 @@ def killed_at(step: int, out: Path) -> bool:
                 setattr(os, name, counted(getattr(os, name)))
             exchange = getattr(record_command, "_exchange", None)
             if exchange is not None:
-                record_command._exchange = counted(exchange)  # type: ignore[attr-defined]
+                record_command._exchange = counted(exchange)
             with open(os.devnull, "w") as null:
                 sys.stdout = null
                 status = record([], out, fake_run(RECORDED, 0))
@@ -275,18 +275,18 @@ def test_the_switch_defers_a_signal_until_it_is_done(tmp_path: Path) -> None:
     make_tree(out, OLD)
     real = record_command.switch
 
-    def interrupted_switch(*args: Any) -> list[Path]:
+    def interrupted_switch(out: Path, staging: Path, work: Path) -> list[Path]:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.01)  # the handler runs now, but must wait for the block's end
-        return real(*args)
+        return real(out, staging, work)
 
     previous = signals.install()
     try:
-        record_command.switch = interrupted_switch  # type: ignore[assignment]
+        record_command.switch = interrupted_switch
         with pytest.raises(KeyboardInterrupt):
             record([], out, fake_run(RECORDED, 0))
     finally:
-        record_command.switch = real  # type: ignore[assignment]
+        record_command.switch = real
         signals.restore(previous)
     assert tree(out) == NEW
     assert left_next_to(out) == []

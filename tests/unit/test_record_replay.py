@@ -21,7 +21,7 @@ from roadtest.testing.session import BoundDevice
 TEST = "tests/drivers/regulator/test_x.py::test_a[p]"
 
 
-def bound(model: I2CModel, line: GpioLine) -> BoundDevice:
+def bound(model: I2CModel, line: GpioLine) -> BoundDevice[I2CModel]:
     device = I2CDevice("ti,tps62864", TPS6286x, "", origin="test_x.DEV")
     return BoundDevice(
         session=None,  # type: ignore[arg-type]

@@ -317,7 +317,10 @@ def test_write_trace_atomic_leaves_the_old_file_when_an_event_is_bad(tmp_path: P
     path = tmp_path / "golden.rtrace"
     write_sample(path)
     before = path.read_bytes()
-    bad = [{"kind": "i2c", "msgs": write_reg(0x01, 2)}, {"kind": "i2c", "msgs": []}]
+    bad: list[dict[str, object]] = [
+        {"kind": "i2c", "msgs": write_reg(0x01, 2)},
+        {"kind": "i2c", "msgs": []},
+    ]
     with pytest.raises(ValueError, match="event seq 1 .i2c.: 'msgs' must be a non-empty list"):
         write_trace_atomic(path, header(), bad)
     assert path.read_bytes() == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -70,11 +71,11 @@ def test_a_trace_whose_test_is_gone(tmp_path: Path) -> None:
     [lambda b: b[: len(b) // 2], lambda b: b"", lambda b: b"not a trace at all"],
     ids=["truncated", "empty", "foreign"],
 )
-def test_a_damaged_trace(tmp_path: Path, damage: object) -> None:
+def test_a_damaged_trace(tmp_path: Path, damage: Callable[[bytes], bytes]) -> None:
     path = trace(
         tmp_path / "tps62864" / "x.rtrace", "tests/drivers/regulator/test_tps62864.py::test_modes"
     )
-    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    path.write_bytes(damage(path.read_bytes()))
     # Its own line in the summary, why in one line; nothing else to play (no guest started).
     result = replay(tmp_path)
     assert result.returncode == 1 and result.stderr == "", result

@@ -195,7 +195,7 @@ HEADER = Header(
 )
 
 
-def one_line(result: Result) -> str:
+def one_line(result: Result | subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 2, result
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("roadtest: ")
@@ -212,7 +212,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, command: str) -> None:
     result = subprocess.run(
         [ROADTEST, "trace", command, *args], capture_output=True, text=True, timeout=60
     )
-    assert f"{fifo}: not a regular file" in one_line(result)  # type: ignore[arg-type]
+    assert f"{fifo}: not a regular file" in one_line(result)
 
 
 @pytest.mark.parametrize(

@@ -146,7 +146,7 @@ def check_replay(original: Path, damaged: Path, prefix: bool = True) -> str:
     gpio = VirtioGpio(ngpio=max(2, len(names)))
     lines = {name: gpio.line(i) for i, name in enumerate(sorted(names))}
     device = I2CDevice(header.compatible, _Anything, "", origin=str(header.extra["device"]))
-    bound = BoundDevice(
+    bound: BoundDevice[I2CModel] = BoundDevice(
         session=None,  # type: ignore[arg-type]
         bus="i2c",
         device=device,
@@ -252,7 +252,8 @@ def with_created(created: float) -> bytes:
     stream = msgpack.packb({**HEADER.to_map(), "created": created}) + b"".join(
         msgpack.packb({"seq": i, "t": i, **e}) for i, e in enumerate(ORIGINAL_EVENTS)
     )
-    return lz4.frame.compress(stream)
+    compressed: bytes = lz4.frame.compress(stream)
+    return compressed
 
 
 def hand_made(*events: object, header: Header = HEADER) -> bytes:

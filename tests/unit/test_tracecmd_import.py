@@ -417,12 +417,16 @@ def test_errors_are_roadtest_errors() -> None:
 # Replay of an imported trace: no model, and found by test and compatible
 
 
-def bound(compatible: str = "ti,opt3001", origin: str = "test_opt3001.SENSOR") -> BoundDevice:
+def bound(
+    compatible: str = "ti,opt3001",
+    origin: str = "test_opt3001.SENSOR",
+    model: I2CModel | None = None,
+) -> BoundDevice[I2CModel]:
     return BoundDevice(
         session=None,  # type: ignore[arg-type]
         bus="i2c",
         device=I2CDevice(compatible, OPT3001, "", origin=origin),
-        model=OPT3001(),
+        model=model or OPT3001(),
         addr=0x44,
         gpios={},
         lines={},
@@ -456,12 +460,13 @@ def golden(tmp_path: Path) -> Path:
 def test_an_imported_trace_replays_for_the_tests_device_of_its_compatible(golden: Path) -> None:
     _, events = load_trace(golden / "opt3001" / "test_illuminance.rtrace")
     hooks = ReplayHooks(golden)
-    dev = bound()
+    model = OPT3001()
+    dev = bound(model=model)
     player = hooks.attached(TEST, dev)
     answers = [play(player, e) for e in events]
     assert answers[9] == [b"\x34\x56"]  # the recorded RESULT, with no model behind it
     assert hooks.detached(dev) == []
-    assert dev.model.reg_writes(0x01) == []  # the test's model took no part
+    assert model.reg_writes(0x01) == []  # the test's model took no part
     assert hooks.outcomes[0].consumed == 12
 
 

@@ -42,7 +42,7 @@ from roadtest.models.pcf8563 import (
     REG_WEEKDAYS,
     REG_YEARS,
 )
-from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession
+from roadtest.testing import I2CDevice, RoadtestSession
 from roadtest.testing.rtc import RTC, RTC_AF, RTC_IRQF, RTC_VL_DATA_INVALID
 
 RTC_NO_IRQ = I2CDevice(
@@ -85,11 +85,6 @@ TIME_REGS = (
 )
 
 
-def model_of(dev: BoundDevice) -> PCF8563:
-    assert isinstance(dev.model, PCF8563)
-    return dev.model
-
-
 def test_time_invalid_at_reset(guest: RoadtestSession) -> None:
     with guest.bound(RTC_NO_IRQ) as dev, RTC(dev.path) as rtc:
         assert rtc.vl_read() == RTC_VL_DATA_INVALID
@@ -97,7 +92,7 @@ def test_time_invalid_at_reset(guest: RoadtestSession) -> None:
             rtc.read_time()
         assert info.value.errno == errno.EINVAL
         # Probing must leave the clock alone.
-        model = model_of(dev)
+        model = dev.model
         assert [model.reg_writes(reg) for reg in TIME_REGS] == [[]] * len(TIME_REGS)
         assert model.voltage_low
 
@@ -105,7 +100,7 @@ def test_time_invalid_at_reset(guest: RoadtestSession) -> None:
 def test_alarm_needs_an_interrupt(guest: RoadtestSession) -> None:
     with guest.bound(RTC_NO_IRQ) as dev, RTC(dev.path) as rtc:
         # A valid time first, so that EINVAL cannot come from the invalid one.
-        set_time(rtc, model_of(dev), CHRISTMAS)
+        set_time(rtc, dev.model, CHRISTMAS)
         assert rtc.read_time() == CHRISTMAS
         attempts: list[Callable[[], None]] = [
             lambda: rtc.set_wake_alarm(CHRISTMAS + datetime.timedelta(minutes=2)),
@@ -115,7 +110,7 @@ def test_alarm_needs_an_interrupt(guest: RoadtestSession) -> None:
             with pytest.raises(OSError) as info:
                 attempt()
             assert info.value.errno == errno.EINVAL
-        model = model_of(dev)
+        model = dev.model
         for reg in (REG_MINUTE_ALARM, REG_HOUR_ALARM, REG_DAY_ALARM, REG_WEEKDAY_ALARM):
             assert model.reg_writes(reg) == []
         assert not model.register(REG_CONTROL_STATUS_2) & CS2_AIE
@@ -159,9 +154,9 @@ def set_time(rtc: RTC, model: PCF8563, when: datetime.datetime) -> None:
 def test_set_time_from_invalid(guest: RoadtestSession) -> None:
     with guest.bound(RTC_NO_IRQ) as dev, RTC(dev.path) as rtc:
         assert rtc.vl_read() == RTC_VL_DATA_INVALID
-        set_time(rtc, model_of(dev), CHRISTMAS)
+        set_time(rtc, dev.model, CHRISTMAS)
         # The driver could not learn a convention: C = 0 is 20xx (datasheet Rev. 05).
-        assert_time_written(model_of(dev), century=False)
+        assert_time_written(dev.model, century=False)
         assert rtc.read_time() == CHRISTMAS
         assert rtc.vl_read() == 0
 
@@ -192,7 +187,7 @@ def test_alarm(guest: RoadtestSession) -> None:
     start = datetime.datetime(2021, 1, 1, 1, 1, 10)  # a Friday
     alarm = datetime.datetime(2021, 1, 1, 1, 2, 0)
     with guest.bound(RTC_IRQ) as dev, RTC(dev.path) as rtc:
-        model = model_of(dev)
+        model = dev.model
         assert model.irq is not None and model.irq.input  # INT idle: high
         set_time(rtc, model, start)
         rtc.set_wake_alarm(alarm, enabled=True)

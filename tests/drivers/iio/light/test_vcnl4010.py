@@ -75,11 +75,6 @@ SENSOR = I2CDevice(
 )
 
 
-def model_of(dev: BoundDevice) -> VCNL4010:
-    assert isinstance(dev.model, VCNL4010)
-    return dev.model
-
-
 def wait_int_released(model: VCNL4010, timeout: float = 5.0) -> None:
     """Wait (host time) until the driver cleared the status bits and INT went high again.
 
@@ -109,7 +104,7 @@ def assert_proximity_event(event: IIOEvent, direction: IIOEventDirection) -> Non
 
 def test_lux(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         assert read_float(iio / "in_illuminance_scale") == 0.25
         data = [(0x00, 0x00), (0x12, 0x34), (0xFF, 0xFF)]
@@ -123,7 +118,7 @@ def test_lux(guest: RoadtestSession) -> None:
 
 def test_lux_timeout(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model_of(dev).measurements_complete = False
+        dev.model.measurements_complete = False
         with pytest.raises(OSError) as info:
             read_str(dev.path.only("iio:device*") / "in_illuminance_raw")
         assert info.value.errno == errno.EIO
@@ -132,7 +127,7 @@ def test_lux_timeout(guest: RoadtestSession) -> None:
 def test_proximity_raw(guest: RoadtestSession) -> None:
     # A plain 16-bit count, as before 6.9 (the VCNL4040/4200's /16 scaling is theirs only).
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         raw = dev.path.only("iio:device*") / "in_proximity_raw"
         for value in [0x0000, 0x0001, 0x1234, 0xFFFF]:
             model.prox_result = value
@@ -142,7 +137,7 @@ def test_proximity_raw(guest: RoadtestSession) -> None:
 
 def test_sampling_frequency(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         freq = iio / "in_proximity_sampling_frequency"
         assert read_float(freq) == 1.95  # rate 0, the reset value
@@ -163,13 +158,13 @@ def test_sampling_frequency(guest: RoadtestSession) -> None:
 
 
 def check_threshold_event(
-    dev: BoundDevice,
+    dev: BoundDevice[VCNL4020],
     iio: GuestPath,
     prox: int,
     direction: IIOEventDirection,
     status: int,
 ) -> None:
-    model = model_of(dev)
+    model = dev.model
     enable = iio / "events/in_proximity_thresh_either_en"
     with IIOEventMonitor(devnode(iio)) as monitor:
         write_int(enable, 1)
@@ -198,7 +193,7 @@ def check_threshold_event(
 
 def test_proximity_thresh_rising(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         high_thresh = iio / "events/in_proximity_thresh_rising_value"
         write_int(high_thresh, 0x1234)
@@ -212,7 +207,7 @@ def test_proximity_thresh_rising(guest: RoadtestSession) -> None:
 
 def test_proximity_thresh_falling(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         low_thresh = iio / "events/in_proximity_thresh_falling_value"
         write_int(low_thresh, 0x0ABC)
@@ -233,7 +228,7 @@ def test_proximity_triggered(guest: RoadtestSession) -> None:
         (0xFF, 0xFF, 0xFFFF),
     ]
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         # The driver's own trigger, "%s-dev%d" of the IIO device; its number varies.
         name = f"vcnl4000-dev{device_index(iio)}"

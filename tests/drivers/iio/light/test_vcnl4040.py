@@ -22,10 +22,8 @@ from roadtest.models.vcnl4040 import (
     REG_ALS_CONF,
     REG_PS_CONF1,
     VCNL4040,
-    VCNL40x0Family,
 )
 from roadtest.testing import (
-    BoundDevice,
     I2CDevice,
     RoadtestSession,
     read_float,
@@ -46,16 +44,11 @@ SENSOR = I2CDevice(
 )
 
 
-def model_of(dev: BoundDevice) -> VCNL40x0Family:
-    assert isinstance(dev.model, VCNL4040)
-    return dev.model
-
-
 def test_detect(guest: RoadtestSession) -> None:
     # Binding is the test: an undefined register read during probe NACKs and fails it.
     with guest.bound(SENSOR) as dev:
         assert read_str(dev.path.only("iio:device*") / "name") == "vcnl4000"
-        model = model_of(dev)
+        model = dev.model
         # Probe powered both functions up (autosuspend, 2 s of time-travelling guest
         # time, may already have shut them down again: look at the writes).
         assert any(not v & ALS_CONF_SD for v in model.reg_writes(REG_ALS_CONF))
@@ -64,7 +57,7 @@ def test_detect(guest: RoadtestSession) -> None:
 
 def test_illuminance_scale(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         # The RFC (5.17) expected 0.12, the figure of the application note
         # "Designing the VCNL4040 into an application" (bc80573ea25b, "iio: light:
@@ -86,7 +79,7 @@ def test_illuminance_scale(guest: RoadtestSession) -> None:
 
 def test_illuminance(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         luxfile = dev.path.only("iio:device*") / "in_illuminance_raw"
         for regval in [0x0000, 0x1234, 0xFFFF]:
             model.als_result = regval
@@ -95,7 +88,7 @@ def test_illuminance(guest: RoadtestSession) -> None:
 
 def test_proximity(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         rawfile = dev.path.only("iio:device*") / "in_proximity_raw"
         # The driver switched the chip to 16-bit proximity data (PS_HD) at probe;
         # without it 0xffff would saturate at 12 bits.
@@ -113,7 +106,7 @@ def test_runtime_suspend(guest: RoadtestSession) -> None:
     # Autosuspend shuts both functions down; a read must power the chip up again
     # (a shut-down chip keeps showing its last data).
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         luxfile = dev.path.only("iio:device*") / "in_illuminance_raw"
         model.als_result = 0x0102
         assert read_int(luxfile) == 0x0102

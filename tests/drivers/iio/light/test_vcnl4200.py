@@ -6,9 +6,8 @@ integration time; what changed is that it now follows ALS_IT.
 
 from __future__ import annotations
 
-from roadtest.models.vcnl4040 import PS_CONF2_HD, REG_PS_CONF1, VCNL4200, VCNL40x0Family
+from roadtest.models.vcnl4040 import PS_CONF2_HD, REG_PS_CONF1, VCNL4200
 from roadtest.testing import (
-    BoundDevice,
     I2CDevice,
     RoadtestSession,
     read_float,
@@ -28,14 +27,9 @@ SENSOR = I2CDevice(
 )
 
 
-def model_of(dev: BoundDevice) -> VCNL40x0Family:
-    assert isinstance(dev.model, VCNL4200)
-    return dev.model
-
-
 def test_illuminance_scale(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         iio = dev.path.only("iio:device*")
         assert model.als_integration_index == 0  # 50 ms, the reset value
         assert read_float(iio / "in_illuminance_scale") == 0.024
@@ -52,7 +46,7 @@ def test_illuminance_scale(guest: RoadtestSession) -> None:
 
 def test_illuminance(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         luxfile = dev.path.only("iio:device*") / "in_illuminance_raw"
         for regval in [0x0000, 0x1234, 0xFFFF]:
             model.als_result = regval
@@ -61,7 +55,7 @@ def test_illuminance(guest: RoadtestSession) -> None:
 
 def test_proximity(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
-        model = model_of(dev)
+        model = dev.model
         rawfile = dev.path.only("iio:device*") / "in_proximity_raw"
         assert model.regs[REG_PS_CONF1] & PS_CONF2_HD  # 16-bit proximity data
         for regval in [0x0000, 0x1234, 0xFFFF]:

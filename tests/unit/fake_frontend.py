@@ -1,5 +1,7 @@
 """A vhost-user frontend and virtio driver in Python, for testing the backend without a guest.
 
+Every byte it sends or reads is laid out from the specifications (virtio_spec),
+not from roadtest.backend, so the backend's layouts are checked, not echoed.
 It does what virtio_uml.c and a guest driver do between them: negotiates over
 the socket, shares a memfd as guest memory, lays out split rings in it, adds
 descriptor chains (direct or indirect), kicks through an eventfd and waits
@@ -26,17 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from roadtest.backend import vhost_user as vu
-from roadtest.backend.gpio import IRQ_REQUEST, REQUEST, RESPONSE
-from roadtest.backend.i2c import OUT_HDR, VIRTIO_I2C_FLAGS_FAIL_NEXT, VIRTIO_I2C_FLAGS_M_RD
-from roadtest.backend.virtqueue import (
-    DESC,
-    U16,
-    USED_ELEM,
-    VRING_DESC_F_INDIRECT,
-    VRING_DESC_F_NEXT,
-    VRING_DESC_F_WRITE,
-)
+import virtio_spec as spec
 
 GUEST_BASE = 0x4000_0000  # guest-physical address of the memory
 USER_BASE = 0x7F00_0000_0000  # where the "frontend process" has it mapped
@@ -64,9 +56,9 @@ class DriverQueue:
         self.fe = fe
         self.index = index
         self.num = num
-        self.desc = fe.alloc(16 * num, 4096)
-        self.avail = fe.alloc(6 + 2 * num, 4096)
-        self.used = fe.alloc(6 + 8 * num, 4096)
+        self.desc = fe.alloc(spec.VIRTQ_DESC.size * num, 4096)
+        self.avail = fe.alloc(spec.avail_size(num), 4096)
+        self.used = fe.alloc(spec.used_size(num), 4096)
         self.free = list(range(num))
         self.avail_idx = 0
         self.last_used = 0
@@ -84,7 +76,7 @@ class DriverQueue:
     # Layout helpers
 
     def write_desc(self, table: int, i: int, addr: int, length: int, flags: int, nxt: int) -> None:
-        self.fe.pack(DESC, table + 16 * i, addr, length, flags, nxt)
+        self.fe.pack(spec.VIRTQ_DESC, table + spec.VIRTQ_DESC.size * i, addr, length, flags, nxt)
 
     @property
     def used_event_addr(self) -> int:
@@ -92,19 +84,19 @@ class DriverQueue:
 
     @property
     def avail_event_addr(self) -> int:
-        return self.used + 4 + 8 * self.num
+        return self.used + 4 + spec.VIRTQ_USED_ELEM.size * self.num
 
     def set_used_event(self, value: int) -> None:
-        self.fe.pack(U16, self.used_event_addr, value & 0xFFFF)
+        self.fe.pack(spec.LE16, self.used_event_addr, value & 0xFFFF)
 
     def avail_event(self) -> int:
-        return int(self.fe.unpack(U16, self.avail_event_addr)[0])
+        return int(self.fe.unpack(spec.LE16, self.avail_event_addr)[0])
 
     def used_idx(self) -> int:
-        return int(self.fe.unpack(U16, self.used + 2)[0])
+        return int(self.fe.unpack(spec.LE16, self.used + 2)[0])
 
     def set_avail_flags(self, flags: int) -> None:
-        self.fe.pack(U16, self.avail, flags)
+        self.fe.pack(spec.LE16, self.avail, flags)
 
     # Adding buffers
 
@@ -119,22 +111,23 @@ class DriverQueue:
         for length in in_lens:
             addr = self.fe.alloc(max(length, 1))
             self.fe.write(addr, b"\xee" * length)
-            bufs.append((addr, length, VRING_DESC_F_WRITE))
+            bufs.append((addr, length, spec.VIRTQ_DESC_F_WRITE))
             in_bufs.append((addr, length))
         if indirect:
-            table = self.fe.alloc(16 * len(bufs), 16)
+            table = self.fe.alloc(spec.VIRTQ_DESC.size * len(bufs), 16)
             for i, (addr, length, flags) in enumerate(bufs):
-                more = VRING_DESC_F_NEXT if i + 1 < len(bufs) else 0
+                more = spec.VIRTQ_DESC_F_NEXT if i + 1 < len(bufs) else 0
                 self.write_desc(table, i, addr, length, flags | more, i + 1 if more else 0)
             head = self.free.pop(0)
-            self.write_desc(self.desc, head, table, 16 * len(bufs), VRING_DESC_F_INDIRECT, 0)
+            size = spec.VIRTQ_DESC.size * len(bufs)
+            self.write_desc(self.desc, head, table, size, spec.VIRTQ_DESC_F_INDIRECT, 0)
             used_descs = [head]
         else:
             if len(bufs) > len(self.free):
                 raise FrontendError("no free descriptors")
             used_descs = [self.free.pop(0) for _ in bufs]
             for i, ((addr, length, flags), d) in enumerate(zip(bufs, used_descs, strict=True)):
-                more = VRING_DESC_F_NEXT if i + 1 < len(bufs) else 0
+                more = spec.VIRTQ_DESC_F_NEXT if i + 1 < len(bufs) else 0
                 self.write_desc(
                     self.desc, d, addr, length, flags | more, used_descs[i + 1] if more else 0
                 )
@@ -144,9 +137,9 @@ class DriverQueue:
     def publish(self, head: int, descs: list[int], in_bufs: list[tuple[int, int]]) -> int:
         """Put `head` in the available ring (after its descriptors were written)."""
         self.pending[head] = (descs, in_bufs)
-        self.fe.pack(U16, self.avail + 4 + 2 * (self.avail_idx % self.num), head)
+        self.fe.pack(spec.LE16, self.avail + 4 + 2 * (self.avail_idx % self.num), head)
         self.avail_idx = (self.avail_idx + 1) & 0xFFFF
-        self.fe.pack(U16, self.avail + 2, self.avail_idx)
+        self.fe.pack(spec.LE16, self.avail + 2, self.avail_idx)
         return head
 
     def kick(self) -> None:
@@ -177,7 +170,8 @@ class DriverQueue:
         idx = self.used_idx()
         while self.last_used != idx:
             head, written = self.fe.unpack(
-                USED_ELEM, self.used + 4 + 8 * (self.last_used % self.num)
+                spec.VIRTQ_USED_ELEM,
+                self.used + 4 + spec.VIRTQ_USED_ELEM.size * (self.last_used % self.num),
             )
             self.last_used = (self.last_used + 1) & 0xFFFF
             descs, in_bufs = self.pending.pop(head)
@@ -282,9 +276,13 @@ class FakeFrontend:
     # Messages
 
     def send(
-        self, request: int, payload: bytes = b"", fds: Sequence[int] = (), flags: int = vu.VERSION
+        self,
+        request: int,
+        payload: bytes = b"",
+        fds: Sequence[int] = (),
+        flags: int = spec.VHOST_USER_VERSION,
     ) -> None:
-        data = vu.HEADER.pack(request, flags, len(payload)) + payload
+        data = spec.VHOST_USER_HEADER.pack(request, flags, len(payload)) + payload
         if fds:
             anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
             self.sock.sendmsg([data], anc)
@@ -292,11 +290,11 @@ class FakeFrontend:
             self.sock.sendall(data)
 
     def recv(self) -> tuple[int, int, bytes]:
-        header = self._recv_exact(vu.HEADER.size)
-        request, flags, size = vu.HEADER.unpack(header)
-        return request, flags, self._recv_exact(size)
+        header = self.recv_exact(spec.VHOST_USER_HEADER.size)
+        request, flags, size = spec.VHOST_USER_HEADER.unpack(header)
+        return request, flags, self.recv_exact(size)
 
-    def _recv_exact(self, n: int) -> bytes:
+    def recv_exact(self, n: int) -> bytes:
         data = b""
         while len(data) < n:
             chunk = self.sock.recv(n - len(data))
@@ -309,77 +307,88 @@ class FakeFrontend:
         """Send a message that has a reply of its own; return the reply's payload."""
         self.send(request, payload, fds)
         reply, flags, data = self.recv()
-        if reply != request or flags != vu.REPLY_FLAGS:
+        if reply != request or flags != spec.VHOST_USER_REPLY_FLAGS:
             raise FrontendError(f"reply to {request} was {reply} with flags {flags:#x}")
         return data
 
     def message(self, request: int, payload: bytes = b"", fds: Sequence[int] = ()) -> int:
         """Send a message without a reply of its own; with REPLY_ACK, wait for the ack."""
-        if not self.protocol_features & vu.PROTOCOL_F_REPLY_ACK:
+        if not self.protocol_features & spec.VHOST_USER_PROTOCOL_F_REPLY_ACK:
             self.send(request, payload, fds)
             return 0
-        self.send(request, payload, fds, vu.VERSION | vu.FLAG_NEED_REPLY)
+        self.send(request, payload, fds, spec.VHOST_USER_VERSION | spec.VHOST_USER_FLAG_NEED_REPLY)
         reply, flags, data = self.recv()
-        if reply != request or flags != vu.REPLY_FLAGS or len(data) != 8:
+        if reply != request or flags != spec.VHOST_USER_REPLY_FLAGS or len(data) != 8:
             raise FrontendError(f"ack to {request} was {reply} with flags {flags:#x}, {data!r}")
-        return int(vu.U64.unpack(data)[0])
+        return int(spec.VHOST_USER_U64.unpack(data)[0])
 
     def get_u64(self, request: int) -> int:
-        return int(vu.U64.unpack(self.request(request))[0])
+        return int(spec.VHOST_USER_U64.unpack(self.request(request))[0])
 
     def set_u64(self, request: int, value: int) -> int:
-        return self.message(request, vu.U64.pack(value))
+        return self.message(request, spec.VHOST_USER_U64.pack(value))
 
     # The UML start-up sequence
 
     def negotiate(self, features: int | None = None, protocol_features: int | None = None) -> int:
         """SET_OWNER .. SET_BACKEND_REQ_FD, SET_FEATURES; returns the features acked."""
-        self.message(vu.SET_OWNER)
-        offered = self.get_u64(vu.GET_FEATURES)
-        proto = self.get_u64(vu.GET_PROTOCOL_FEATURES)
+        self.message(spec.VHOST_USER_SET_OWNER)
+        offered = self.get_u64(spec.VHOST_USER_GET_FEATURES)
+        proto = self.get_u64(spec.VHOST_USER_GET_PROTOCOL_FEATURES)
         if protocol_features is not None:
             proto &= protocol_features
         self.protocol_features = proto
-        if self.set_u64(vu.SET_PROTOCOL_FEATURES, proto):
+        if self.set_u64(spec.VHOST_USER_SET_PROTOCOL_FEATURES, proto):
             raise FrontendError("SET_PROTOCOL_FEATURES failed")
-        if proto & vu.PROTOCOL_F_BACKEND_REQ:
+        if proto & spec.VHOST_USER_PROTOCOL_F_BACKEND_REQ:
             r, w = os.pipe2(os.O_CLOEXEC)
             self.backend_req_r = r
-            status = self.message(vu.SET_BACKEND_REQ_FD, fds=[w])
+            status = self.message(spec.VHOST_USER_SET_BACKEND_REQ_FD, fds=[w])
             os.close(w)
             if status:
                 raise FrontendError("SET_BACKEND_REQ_FD failed")
         acked = offered if features is None else offered & features
-        if self.set_u64(vu.SET_FEATURES, acked):
+        if self.set_u64(spec.VHOST_USER_SET_FEATURES, acked):
             raise FrontendError("SET_FEATURES failed")
         return acked
 
     def set_mem_table(self) -> int:
-        region = vu.MEM_REGION.pack(GUEST_BASE, self.memory_size, USER_BASE, MMAP_OFFSET)
-        return self.message(vu.SET_MEM_TABLE, vu.MEM_HEADER.pack(1, 0) + region, [self.memfd])
+        region = spec.VHOST_USER_MEMORY_REGION.pack(
+            GUEST_BASE, self.memory_size, USER_BASE, MMAP_OFFSET
+        )
+        return self.message(
+            spec.VHOST_USER_SET_MEM_TABLE, spec.VHOST_USER_MEMORY.pack(1, 0) + region, [self.memfd]
+        )
 
     def setup_queue(self, index: int, num: int = 64) -> DriverQueue:
         q = DriverQueue(self, index, num)
         check = self.message
-        if check(vu.SET_VRING_CALL, vu.U64.pack(index), [q.call_w]):
+        if check(spec.VHOST_USER_SET_VRING_CALL, spec.VHOST_USER_U64.pack(index), [q.call_w]):
             raise FrontendError("SET_VRING_CALL failed")
         os.close(q.call_w)
         q.call_w = -1
-        for request, value in ((vu.SET_VRING_NUM, num), (vu.SET_VRING_BASE, 0)):
-            if check(request, vu.VRING_STATE.pack(index, value)):
+        for request, value in (
+            (spec.VHOST_USER_SET_VRING_NUM, num),
+            (spec.VHOST_USER_SET_VRING_BASE, 0),
+        ):
+            if check(request, spec.VHOST_USER_VRING_STATE.pack(index, value)):
                 raise FrontendError(f"request {request} failed")
-        addr = vu.VRING_ADDR.pack(
+        addr = spec.VHOST_USER_VRING_ADDR.pack(
             index, 0, self.user(q.desc), self.user(q.used), self.user(q.avail), 2**64 - 1
         )
-        if check(vu.SET_VRING_ADDR, addr):
+        if check(spec.VHOST_USER_SET_VRING_ADDR, addr):
             raise FrontendError("SET_VRING_ADDR failed")
         self.queues.append(q)
         return q
 
     def start_queue(self, q: DriverQueue) -> None:
-        if self.message(vu.SET_VRING_KICK, vu.U64.pack(q.index), [q.kick_fd]):
+        if self.message(
+            spec.VHOST_USER_SET_VRING_KICK, spec.VHOST_USER_U64.pack(q.index), [q.kick_fd]
+        ):
             raise FrontendError("SET_VRING_KICK failed")
-        if self.message(vu.SET_VRING_ENABLE, vu.VRING_STATE.pack(q.index, 1)):
+        if self.message(
+            spec.VHOST_USER_SET_VRING_ENABLE, spec.VHOST_USER_VRING_STATE.pack(q.index, 1)
+        ):
             raise FrontendError("SET_VRING_ENABLE failed")
 
     def setup(
@@ -399,8 +408,10 @@ class FakeFrontend:
         return queues
 
     def get_config(self, size: int, offset: int = 0) -> bytes:
-        reply = self.request(vu.GET_CONFIG, vu.CONFIG_HEADER.pack(offset, size, 0) + bytes(size))
-        return reply[vu.CONFIG_HEADER.size :]
+        reply = self.request(
+            spec.VHOST_USER_GET_CONFIG, spec.VHOST_USER_CONFIG.pack(offset, size, 0) + bytes(size)
+        )
+        return reply[spec.VHOST_USER_CONFIG.size :]
 
     # Device helpers
 
@@ -416,9 +427,9 @@ class FakeFrontend:
         for i, (addr, what) in enumerate(msgs):
             mflags = flags
             if i != len(msgs) - 1:
-                mflags |= VIRTIO_I2C_FLAGS_FAIL_NEXT
-            hdr = OUT_HDR.pack(
-                addr << 1, 0, mflags | (VIRTIO_I2C_FLAGS_M_RD if isinstance(what, int) else 0)
+                mflags |= spec.VIRTIO_I2C_FLAGS_FAIL_NEXT
+            hdr = spec.VIRTIO_I2C_OUT_HDR.pack(
+                addr << 1, 0, mflags | (spec.VIRTIO_I2C_FLAGS_M_RD if isinstance(what, int) else 0)
             )
             if isinstance(what, int):
                 out, ins = [hdr], ([what, 1] if what else [1])
@@ -438,18 +449,18 @@ class FakeFrontend:
     def gpio_request(self, kind: int, gpio: int, value: int = 0, rxlen: int = 2) -> bytes:
         """One requestq round trip; returns what the device wrote (status, value...)."""
         q = self.queues[0]
-        q.add([REQUEST.pack(kind, gpio, value)], [rxlen])
+        q.add([spec.VIRTIO_GPIO_REQUEST.pack(kind, gpio, value)], [rxlen])
         q.kick()
         (c,) = q.wait_used(1)
         return c.buffers[0][: c.written]
 
     def gpio_value(self, kind: int, gpio: int, value: int = 0) -> tuple[int, int]:
-        status, result = RESPONSE.unpack(self.gpio_request(kind, gpio, value))
+        status, result = spec.VIRTIO_GPIO_RESPONSE.unpack(self.gpio_request(kind, gpio, value))
         return status, result
 
     def gpio_unmask(self, gpio: int) -> int:
         """Post an eventq buffer for `gpio`; returns its head."""
         q = self.queues[1]
-        head = q.add([IRQ_REQUEST.pack(gpio)], [1])
+        head = q.add([spec.VIRTIO_GPIO_IRQ_REQUEST.pack(gpio)], [1])
         q.kick()
         return head
