@@ -67,6 +67,10 @@ class Console:
         with self._cond:
             return self._lines[mark:]
 
+    def kernel_lines_since(self, mark: int) -> list[str]:
+        """The kernel's lines (those with its timestamp) after `mark`: not init's."""
+        return [line for line in self.lines_since(mark) if _KERNEL_LINE.match(line)]
+
     def wait_for(self, text: str, since: int, timeout: float) -> bool:
         """Wait until a line containing `text` appeared after `since` (or the console closed)."""
         deadline = time.monotonic() + timeout

@@ -378,6 +378,7 @@ def guest(
         test_log.note = REPLAY_TIMING_NOTE
     problems_before = len(session.problems)
     session.test_id = node_id
+    session.log_start = (guest, test_log.console_mark)
     test_log.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
     yield session

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,8 @@ log = logging.getLogger("roadtest.session")
 
 M = TypeVar("M", bound=I2CModel)  # a device's model class: `dev.model` has its type
 
+# roadtest's own kernel lines: "roadtest: start <test>", "roadtest: log 3", ...
+_ROADTEST_MARKER = re.compile(r"\] roadtest: ")
 _PF_KTHREAD = 0x00200000  # include/linux/sched.h: the task is a kernel thread
 
 
@@ -113,6 +117,9 @@ class RoadtestSession:
         self.active: list[Bound] = []
         self.hooks: DeviceHooks = hooks if hooks is not None else LiveHooks()
         self.test_id = ""  # the running test's node id, set by the plugin
+        # The guest and console position when the test began (set by the plugin).
+        self.log_start: tuple[UMLGuest | None, int] = (None, 0)
+        self._log_reads = 0
         self.problems: list[str] = []  # the hooks' verdicts on detached devices
         self.dtb = devicetree.build(
             self.layout.fragments(),
@@ -169,6 +176,50 @@ class RoadtestSession:
 
     def path(self, path: str) -> GuestPath:
         return GuestPath(self.ensure_guest().agent, path)
+
+    # Guest time and the kernel's log, for tests
+    def sleep(self, seconds: float) -> None:
+        """Let `seconds` of guest time pass (for drivers that refuse reads for a while after
+        probe). Under time-travel the guest skips the wait: it costs no host time."""
+        self.agent.run(["/bin/sleep", f"{seconds:g}"], timeout=30.0 + seconds)
+
+    def kernel_log(self) -> list[str]:
+        """What the kernel printed since the test began (roadtest's own markers left out),
+        up to now: the kernel's lines reach the host through the console, so this waits
+        for a marker the guest prints last."""
+        guest = self.ensure_guest()
+        start_guest, mark = self.log_start
+        if start_guest is not guest or guest.console is None:
+            mark = 0  # a new guest since the test began: all of its lines are this test's
+        assert guest.console is not None
+        self._log_reads += 1
+        marker = f"roadtest: log {self._log_reads}"
+        guest.agent.kmsg(marker)
+        guest.console.wait_for(marker, mark, timeout=5.0)
+        return [
+            line
+            for line in guest.console.kernel_lines_since(mark)
+            if not _ROADTEST_MARKER.search(line)
+        ]
+
+    def assert_kernel_log(self, pattern: str, timeout: float = 2.0) -> re.Match[str]:
+        """The first kernel line since the test began that `pattern` (a regex) matches,
+        waiting up to `timeout` host seconds for one; AssertionError with what the
+        kernel did print if none came."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while True:
+            lines = self.kernel_log()
+            found = next((m for line in lines if (m := regex.search(line))), None)
+            if found is not None:
+                return found
+            if time.monotonic() >= deadline:
+                excerpt = "\n".join(f"  {line}" for line in lines[-20:]) or "  (nothing)"
+                raise AssertionError(
+                    f"no kernel line matches {pattern!r} since the test began; "
+                    f"the kernel printed:\n{excerpt}"
+                )
+            time.sleep(0.05)
 
     # Processes a test leaves behind
     def guest_pids(self) -> set[int]:
