@@ -8,14 +8,14 @@ from pathlib import Path
 from roadtest.kernel.build import cached_kernel, ensure_kernel
 
 
-def build_main(repo_root: Path) -> int:
+def build_main(repo_root: Path, fragments: list[Path] | None = None) -> int:
     """Print the kernel release, its vmlinux and whether it was cached; errors propagate as
-    RoadtestError (the caller prints them as one line)."""
-    kernel = cached_kernel(repo_root)
+    RoadtestError (the caller prints them as one line). `fragments`: a variant's config."""
+    kernel = cached_kernel(repo_root, fragments=fragments)
     if kernel is not None:
         print(f"kernel {kernel.release}: up to date ({kernel.vmlinux})")
         return 0
     start = time.monotonic()
-    kernel = ensure_kernel(repo_root)
+    kernel = ensure_kernel(repo_root, fragments=fragments)
     print(f"kernel {kernel.release}: built in {time.monotonic() - start:.0f} s ({kernel.vmlinux})")
     return 0

@@ -1,0 +1,104 @@
+"""Driver coverage (`roadtest run --coverage`): which lines and branches of the drivers
+the tests loaded were reached.
+
+The guest runs a variant of the kernel built with the kernel's own gcov support
+(kernel-patches/coverage.config, Documentation/dev-tools/gcov.rst): every object
+counts its arcs, and debugfs shows each object's counts as a .gcda file under
+/sys/kernel/debug/gcov/<build dir>/. Before a guest ends, the .gcda files of the
+driver modules loaded in it are copied out, next to the .gcno files of the
+build; gcovr then merges all of them into a per-file summary, an HTML report
+and an lcov file. A guest that crashes takes its counts with it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel import Kernel, config_fragments
+from roadtest.testing.modules import ModuleInfo
+
+FRAGMENT = Path("kernel-patches/coverage.config")
+_DEBUGFS = "/sys/kernel/debug/gcov"
+
+
+class _Files(Protocol):  # the guest agent, as far as copying out files goes
+    def read_file(self, path: str) -> bytes: ...
+
+
+def kernel_fragments(root: Path) -> list[Path]:
+    """The coverage kernel's config: the tests' fragments and the coverage one."""
+    return [*config_fragments(root), root / FRAGMENT]
+
+
+def objects_of(kernel: Kernel, module: ModuleInfo) -> list[Path]:
+    """The module's objects, relative to the build directory (kbuild's `.mod` file)."""
+    rel = module.path.relative_to(kernel.modules_dir / "kernel").with_suffix("")
+    mod = kernel.build_dir / rel.with_suffix(".mod")
+    try:
+        names = mod.read_text().split()
+    except OSError:
+        return []  # not built by this kernel's tree (an out-of-tree module)
+    return [Path(name) for name in names]
+
+
+class Snapshots:
+    """Copies of the guests' counters, one directory per guest that ended."""
+
+    def __init__(self, out: Path, kernel: Kernel, worker: str) -> None:
+        self.data = out / "data"
+        self.kernel = kernel
+        self.worker = worker
+        self.taken = 0
+
+    def take(self, agent: _Files, modules: Iterable[ModuleInfo]) -> int:
+        """Copy the counters of `modules`' objects out of the guest; how many were found."""
+        self.taken += 1
+        where = self.data / f"{self.worker}-{self.taken}"
+        found = 0
+        for module in modules:
+            for obj in objects_of(self.kernel, module):
+                stem = obj.with_suffix("")
+                try:
+                    counts = agent.read_file(f"{_DEBUGFS}{self.kernel.build_dir}/{stem}.gcda")
+                except FileNotFoundError:
+                    continue  # an object gcov does not profile
+                target = where / stem.with_suffix(".gcda")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(counts)
+                notes = self.kernel.build_dir / stem.with_suffix(".gcno")  # gcov needs both
+                shutil.copyfile(notes, target.with_suffix(".gcno"))
+                found += 1
+        return found
+
+
+def report(out: Path, kernel: Kernel) -> str:
+    """Merge every snapshot under `out` with gcovr: `out`/index.html (per source file,
+    with lines), `out`/coverage.lcov, and the per-file summary returned for the terminal."""
+    data = out / "data"
+    if not any(data.rglob("*.gcda")):
+        return "no coverage data: no driver module was loaded in a guest that ended cleanly"
+    common = [
+        sys.executable, "-m", "gcovr",
+        "--root", str(kernel.source_dir),
+        "--object-directory", str(kernel.build_dir),
+        "--gcov-ignore-errors=no_working_dir_found",
+        str(data),
+    ]  # fmt: skip
+    reports = ["--html-details", str(out / "index.html"), "--lcov", str(out / "coverage.lcov")]
+    lines = _gcovr([*common, *reports, "--txt", "-", "--txt-metric", "line"])
+    branches = _gcovr([*common, "--txt", "-", "--txt-metric", "branch"])
+    return f"{lines}\n{branches}\nreport: {out / 'index.html'} (lcov: {out / 'coverage.lcov'})"
+
+
+def _gcovr(args: list[str]) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RoadtestError(f"gcovr failed: {detail}")
+    return done.stdout.rstrip()
