@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from roadtest.recorder import Header, TraceWriter
+from roadtest.trace.format import Header, TraceWriter
 
 TRANSFERS = 850_000  # about 18 MB, the size of the trace in the issue
 ORIGIN = "test_big.DEV"
@@ -31,7 +31,7 @@ TEST = "tests/drivers/regulator/test_tps62864.py::test_big"
 
 _LOAD = """
 import sys
-from roadtest.recorder import load_trace
+from roadtest.trace.format import load_trace
 header, events = load_trace(sys.argv[1])
 print(len(events))
 """
@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.models.base import I2CModel
-from roadtest.recorder import read_trace
+from roadtest.trace.format import read_trace
 from roadtest.replayer.player import ReplayHooks
 from roadtest.testing.devices import I2CDevice
 from roadtest.testing.session import BoundDevice

@@ -27,15 +27,14 @@ from typing import Final
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.virtqueue import Request, Virtqueue
 from roadtest.models.base import I2CModel
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_FAIL_NEXT as VIRTIO_I2C_FLAGS_FAIL_NEXT
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD as VIRTIO_I2C_FLAGS_M_RD
+from roadtest.trace.i2c import VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
 
 log = logging.getLogger("roadtest.backend.i2c")
 
 VIRTIO_ID_I2C_ADAPTER: Final = 34
 VIRTIO_I2C_F_ZERO_LENGTH_REQUEST: Final = 1 << 0
-VIRTIO_I2C_FLAGS_FAIL_NEXT: Final = 1 << 0
-VIRTIO_I2C_FLAGS_M_RD: Final = 1 << 1
-VIRTIO_I2C_MSG_OK: Final = 0
-VIRTIO_I2C_MSG_ERR: Final = 1
 
 OUT_HDR: Final = struct.Struct("<HHI")
 _BYTES: Final = (bytes, bytearray)

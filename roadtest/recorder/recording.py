@@ -10,7 +10,6 @@ moves the traces into place only after a complete, passing run.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -18,29 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roadtest.models.base import I2CModel, SMBusModel
-from roadtest.recorder.format import Header, TraceWriter
+from roadtest.trace.format import Header, TraceWriter
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_FAIL_NEXT, VIRTIO_I2C_FLAGS_M_RD
+from roadtest.trace.names import chip_name, trace_name
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.testing.session import BoundDevice
 
-FLAG_FAIL_NEXT = 1 << 0
-FLAG_M_RD = 1 << 1
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
-
 Marker = Callable[[str, Any], None]
-
-
-def chip_name(compatible: str) -> str:
-    """The traces/ directory of a device: its compatible without the vendor."""
-    return compatible.split(",", 1)[-1]
-
-
-def trace_name(test_id: str) -> str:
-    """A stable, readable file name: `test_x[a b]` -> `test_x-a-b`."""
-    name = test_id.rsplit("::", 1)[-1]
-    return _UNSAFE.sub("-", name).strip("-")
 
 
 def model_name(model: I2CModel) -> str:
@@ -97,7 +82,7 @@ class RecordingModel(I2CModel):
         msg["status"] = 0
 
     def read(self, length: int) -> bytes:
-        msg = {"flags": FLAG_M_RD, "len": length, "data": b"", "status": 1}
+        msg = {"flags": VIRTIO_I2C_FLAGS_M_RD, "len": length, "data": b"", "status": 1}
         self._msgs.append(msg)
         data = self.inner.read(length)
         if isinstance(data, bytes | bytearray) and len(data) == length:
@@ -108,7 +93,7 @@ class RecordingModel(I2CModel):
     def end_transfer(self) -> None:
         msgs = self._msgs
         for msg in msgs[:-1]:
-            msg["flags"] |= FLAG_FAIL_NEXT
+            msg["flags"] |= VIRTIO_I2C_FLAGS_FAIL_NEXT
         self._msgs = []
         try:
             self.inner.end_transfer()

@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel, ModelError
-from roadtest.recorder.decode import Decoder
-from roadtest.recorder.format import Header, TraceError, printable, read_trace
-from roadtest.recorder.recording import FLAG_M_RD, chip_name, trace_name
 from roadtest.replayer.golden import scan_golden
+from roadtest.trace.decode import Decoder
+from roadtest.trace.format import Header, TraceError, printable, read_trace
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD
+from roadtest.trace.names import chip_name, trace_name
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
@@ -312,7 +313,9 @@ class TracePlayer(I2CModel):
 
     def read(self, length: int) -> bytes:
         with self._lock:
-            want = self._check({"flags": FLAG_M_RD, "len": length, "data": b"", "status": 0})
+            want = self._check(
+                {"flags": VIRTIO_I2C_FLAGS_M_RD, "len": length, "data": b"", "status": 0}
+            )
         if want["status"]:
             raise ModelError(f"replay: the recorded device NACKed this read ({self.shown_path})")
         if self.shadow is not None:
@@ -403,9 +406,11 @@ def _prefix(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> boo
     if len(actual) > len(recorded):
         return False
     for want, got in zip(recorded, actual, strict=False):
-        if (want["flags"] & FLAG_M_RD) != (got["flags"] & FLAG_M_RD) or want["len"] != got["len"]:
+        if (want["flags"] & VIRTIO_I2C_FLAGS_M_RD) != (
+            got["flags"] & VIRTIO_I2C_FLAGS_M_RD
+        ) or want["len"] != got["len"]:
             return False
-        if not got["flags"] & FLAG_M_RD and want["data"] != got["data"]:
+        if not got["flags"] & VIRTIO_I2C_FLAGS_M_RD and want["data"] != got["data"]:
             return False
     return True
 
@@ -413,11 +418,11 @@ def _prefix(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> boo
 def _pure_read(event: dict[str, Any]) -> bool:
     """A successful register read: at most a register-pointer write, then reads."""
     msgs = event["msgs"]
-    reads = [m for m in msgs if m["flags"] & FLAG_M_RD]
+    reads = [m for m in msgs if m["flags"] & VIRTIO_I2C_FLAGS_M_RD]
     return (
         bool(reads)
         and all(m["status"] == 0 for m in msgs)
-        and all(m["flags"] & FLAG_M_RD or m["len"] <= 1 for m in msgs)
+        and all(m["flags"] & VIRTIO_I2C_FLAGS_M_RD or m["len"] <= 1 for m in msgs)
     )
 
 

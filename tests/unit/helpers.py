@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 from roadtest.cli import main
-from roadtest.recorder.format import Header
+from roadtest.trace.format import Header
 
 
 @dataclass

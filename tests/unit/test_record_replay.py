@@ -11,12 +11,12 @@ import pytest
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.models.base import I2CModel, ModelError
 from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
-from roadtest.recorder.format import Header, load_trace, write_trace_atomic
 from roadtest.recorder.record_command import record
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayError, ReplayHooks
 from roadtest.testing.devices import I2CDevice
 from roadtest.testing.session import BoundDevice
+from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
 TEST = "tests/drivers/regulator/test_x.py::test_a[p]"
 

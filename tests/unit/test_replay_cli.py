@@ -15,10 +15,10 @@ from roadtest.backend.gpio import VirtioGpio
 from roadtest.errors import RoadtestError
 from roadtest.models.base import ModelError
 from roadtest.models.tps6286x import TPS6286x
-from roadtest.recorder.format import Header, load_trace, write_trace_atomic
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
+from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
 REPO = Path(__file__).resolve().parents[2]

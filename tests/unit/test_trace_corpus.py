@@ -32,11 +32,12 @@ from hypothesis import strategies as st
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.cli import main
 from roadtest.models.base import I2CModel, ModelError
-from roadtest.recorder.format import I2C_M_RD, Header, load_trace
 from roadtest.replayer.player import ReplayHooks, TracePlayer
 from roadtest.testing.devices import I2CDevice
 from roadtest.testing.session import BoundDevice
+from roadtest.trace.format import Header, load_trace
 
+I2C_M_RD = 1 << 1  # virtio-i2c read flag (include/uapi/linux/virtio_i2c.h)
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = [
     REPO / "traces" / "opt3001" / "test_illuminance.rtrace",

@@ -20,18 +20,20 @@ from helpers import Result, Roadtest, cli_runner
 
 from roadtest.models.base import I2CModel, ModelError
 from roadtest.models.opt3001 import OPT3001
-from roadtest.recorder import Decoder, load_trace
-from roadtest.recorder.format import I2C_FAIL_NEXT, I2C_M_RD
 from roadtest.recorder.tracecmd import TraceCmdError, import_trace_cmd, read_capture
 from roadtest.replayer.player import ReplayError, ReplayHooks, TracePlayer
 from roadtest.testing.devices import I2CDevice
 from roadtest.testing.session import BoundDevice
+from roadtest.trace.decode import Decoder
+from roadtest.trace.format import load_trace
 
 REPORT = Path(__file__).parent / "data" / "tracecmd-report.txt"
 LINES = REPORT.read_text().splitlines(keepends=True)
 TEST = "tests/drivers/iio/light/test_opt3001.py::test_illuminance"
 ROADTEST = Path(sys.executable).with_name("roadtest")
-W, R = 0, I2C_M_RD  # message flags as recorded
+# virtio-i2c message flags as recorded (include/uapi/linux/virtio_i2c.h)
+I2C_FAIL_NEXT, I2C_M_RD = 1 << 0, 1 << 1
+W, R = 0, I2C_M_RD
 
 
 @pytest.fixture
