@@ -10,10 +10,26 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:
-    from roadtest.backend.gpio import GpioLine
+
+class Line(Protocol):
+    """A GPIO line as a model sees it (the backend's GpioLine is one; models do not
+    depend on the backend): the level the model drives, and what the driver drives."""
+
+    @property
+    def input(self) -> bool:
+        """The level the model drives onto the line."""
+        ...
+
+    @property
+    def output(self) -> bool:
+        """The level the driver drives (for a line configured as an output)."""
+        ...
+
+    def set(self, level: bool) -> None:
+        """Drive the line to `level` (from any thread)."""
+        ...
 
 
 class ModelError(Exception):
@@ -38,7 +54,7 @@ class I2CModel:
     other named lines as attributes the same way.
     """
 
-    irq: GpioLine | None = None
+    irq: Line | None = None
 
     def start_transfer(self) -> None:
         """A transfer that addresses this device begins."""
@@ -194,15 +210,15 @@ class ActiveLowInterrupt:
     trace records each edge once.
     """
 
-    _irq: GpioLine | None = None
+    _irq: Line | None = None
     _int_driven: bool | None = None  # the level last driven onto the line
 
     @property
-    def irq(self) -> GpioLine | None:
+    def irq(self) -> Line | None:
         return self._irq
 
     @irq.setter
-    def irq(self, line: GpioLine | None) -> None:
+    def irq(self, line: Line | None) -> None:
         self._irq = line
         self._int_driven = None
         self.update_int()
