@@ -9,8 +9,11 @@ they can be built and exercised directly, as the unit tests do.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Literal, Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+T = TypeVar("T")
+InputWatcher = Callable[[str, Any], None]
 
 
 class Line(Protocol):
@@ -36,6 +39,30 @@ class ModelError(Exception):
     """A model refuses what the driver did (the bus NACKs it and the test is told)."""
 
 
+class Input(Generic[T]):
+    """A model attribute that the test sets: what the chip senses (a light level, a
+    proximity count). Declare it in the model's class, `result = Input[int]()`, and set
+    it like any attribute; each set is reported to the model's input watcher (the
+    recorder writes it to the trace as an `inject` marker). Reads are plain attribute
+    reads: the descriptor has no __get__, so the value lives in the instance."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    if TYPE_CHECKING:
+
+        def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __set__(self, obj: object, value: T) -> None:
+        state = obj.__dict__
+        state[self.name] = value
+        watcher = state.get("_input_watcher")
+        if watcher is not None:
+            watcher(self.name, value)
+
+
 class I2CModel:
     """One I2C target device at one address.
 
@@ -55,6 +82,11 @@ class I2CModel:
     """
 
     irq: Line | None = None
+
+    def watch_inputs(self, watcher: InputWatcher | None) -> None:
+        """Have `watcher(name, value)` called on every set of one of this model's `Input`s
+        (None: stop). Sets come from whichever thread makes them."""
+        self.__dict__["_input_watcher"] = watcher
 
     def start_transfer(self) -> None:
         """A transfer that addresses this device begins."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Final
 
-from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, Input, ModelError, SMBusModel
 
 if TYPE_CHECKING:
     pass
@@ -111,6 +111,9 @@ class VCNL4010(ActiveLowInterrupt, SMBusModel):
     """The VCNL4010's registers and INT output; see the module docstring."""
 
     name = "VCNL4010"
+    als_result = Input[int]()
+    prox_result = Input[int]()
+    measurements_complete = Input[bool]()
 
     def __init__(self) -> None:
         super().__init__(regbytes=1)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, ClassVar, Final
 
-from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, Input, ModelError, SMBusModel
 
 if TYPE_CHECKING:
     pass
@@ -84,6 +84,9 @@ class VCNL40x0Family(ActiveLowInterrupt, SMBusModel):
     reset: ClassVar[dict[int, int]]
     reg_int_flag: ClassVar[int]
     reg_id: ClassVar[int]
+    als_result = Input[int]()
+    prox_result = Input[int]()
+    white_result = Input[int]()
 
     def __init__(self) -> None:
         super().__init__(regbytes=2, byteorder="little")

@@ -1,19 +1,31 @@
-"""Where traces live and which test they belong to: DIR/<chip>/<test>.rtrace.
+"""Which device and test a trace belongs to, and where it lives: DIR/<chip>/<test>.rtrace.
 
-Record writes traces under these names and replay finds them by the same;
-`test_file` resolves the test a trace names (a pytest node id) to its file,
-refusing anything outside the repository's tests/.
+Record writes traces under these names and replay finds them by the same.
+`TracedDevice` is how the test session names a device to them; `test_file`
+resolves the test a trace names (a pytest node id) to its file, refusing
+anything outside the repository's tests/.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from roadtest.errors import RoadtestError
 from roadtest.trace.format import printable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
+
+
+@dataclass(frozen=True)
+class TracedDevice:
+    """A device of a test, as record and replay know it (what the session tells them)."""
+
+    compatible: str  # the devicetree compatible, e.g. "ti,opt3001"
+    address: int  # its bus address
+    origin: str  # the test module's variable that declares it, e.g. "test_opt3001.SENSOR"
+    lines: tuple[str, ...] = ()  # the names of the GPIO lines it uses, e.g. ("irq",)
 
 
 def chip_name(compatible: str) -> str:
