@@ -261,3 +261,23 @@ def test_a_repeated_write_is_not_tolerated(golden: Path, line: GpioLine) -> None
     transfer(player, bytes([REG_VOUT1, 0x50]))
     with pytest.raises(ModelError, match="expected"):
         transfer(player, bytes([REG_VOUT1, 0x50]))
+
+
+def test_an_old_trace_of_a_failed_transfer_still_replays(tmp_path: Path, line: GpioLine) -> None:
+    # Recorded before the recorder observed the wire: a refused write, its flags 0,
+    # without the read that the bus skipped after it.
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864", regbytes=1)
+    header.extra["device"] = DEV.origin
+    old = [{"flags": 0, "len": 2, "data": b"\x10\x01", "status": 1}]
+    ok = [{"flags": 0, "len": 2, "data": bytes([REG_VOUT1, 0x50]), "status": 0}]
+    (tmp_path / "tps62864").mkdir()
+    write_trace_atomic(
+        tmp_path / "tps62864" / "test_a-p.rtrace",
+        header,
+        [{"kind": "i2c", "msgs": old}, {"kind": "i2c", "msgs": ok}],
+    )
+    hooks = ReplayHooks(tmp_path)
+    bus = attach(hooks, TPS6286x(), line)
+    assert serve(bus, DEV.address, b"\x10\x01", 1) == ([(1, b"\x10\x01"), (1, b"")], [])
+    assert transfer(bus, bytes([REG_VOUT1, 0x50])) == []
+    assert hooks.detached(DEV) == []
