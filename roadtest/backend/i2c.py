@@ -50,6 +50,7 @@ VIRTIO_I2C_F_ZERO_LENGTH_REQUEST: Final = 1 << 0
 
 OUT_HDR: Final = struct.Struct("<HHI")
 _OUT_HDR_SIZE: Final = OUT_HDR.size
+_unpack_out_hdr: Final = OUT_HDR.unpack_from
 _BYTES: Final = (bytes, bytearray)
 
 
@@ -126,31 +127,37 @@ class I2CBus:
             handler.transfer(transfer)
         except BaseException as exc:
             transfer.fault(f"{handler.name}.transfer()", exc)
-        ok = True
         for msg in transfer.messages:
-            if ok and msg.status == VIRTIO_I2C_MSG_OK:
-                if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
-                    data = msg.data
-                    if type(data) not in _BYTES or len(data) != msg.length:
-                        transfer.fault(f"{handler.name}.read({msg.length})", _bad_read(msg))
-                        ok = False
-                if debug and ok:
-                    log.debug(
-                        "i2c %#04x %s %d: %s",
-                        transfer.addr,
-                        _kind(msg),
-                        msg.length,
-                        msg.data.hex(" "),
-                    )
-            else:
-                ok = False
-            if not ok:
-                msg.status = VIRTIO_I2C_MSG_ERR
-                if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
-                    msg.data = b""
+            if msg.status != VIRTIO_I2C_MSG_OK:
+                break
+            if msg.flags & VIRTIO_I2C_FLAGS_M_RD and (
+                type(msg.data) not in _BYTES or len(msg.data) != msg.length
+            ):
+                transfer.fault(f"{handler.name}.read({msg.length})", _bad_read(msg))
+                break
+            if debug:
+                log.debug(
+                    "i2c %#04x %s %d: %s", transfer.addr, _kind(msg), msg.length, msg.data.hex(" ")
+                )
+        else:
+            if observer is not None:
+                observer.end(transfer)
+            return True
+        _fail_from(transfer.messages, msg)
         if observer is not None:
             observer.end(transfer)
-        return ok
+        return False
+
+
+def _fail_from(messages: list[I2CMessage], first: I2CMessage) -> None:
+    """`first` failed: it and every later message of the transfer go back as ERR."""
+    failing = False
+    for msg in messages:
+        failing = failing or msg is first
+        if failing:
+            msg.status = VIRTIO_I2C_MSG_ERR
+            if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
+                msg.data = b""
 
 
 def _bad_read(msg: I2CMessage) -> Exception:
@@ -195,23 +202,22 @@ class VirtioI2C(VirtioDevice):
         run: Transfer | None = None
         while (req := vq.pop()) is not None:
             out = req.out
-            in_len = req.in_len
             self.messages += 1
-            if len(out) < _OUT_HDR_SIZE or in_len < 1:
+            if len(out) < _OUT_HDR_SIZE or req.in_len < 1:
                 self._malformed(vq, req)
                 continue
-            raw_addr, _, flags = OUT_HDR.unpack_from(out)
+            raw_addr, _, flags = _unpack_out_hdr(out)
             if flags & VIRTIO_I2C_FLAGS_M_RD:
-                msg = I2CMessage(flags, in_len - 1, b"")
+                msg = I2CMessage(flags, req.in_len - 1, b"")
             else:
                 msg = I2CMessage(flags, len(out) - _OUT_HDR_SIZE, out[_OUT_HDR_SIZE:])
+            reqs.append(req)
             addr = raw_addr >> 1
             if run is not None and run.addr == addr:
                 run.messages.append(msg)
             else:
                 run = Transfer(addr, [msg])
                 runs.append(run)
-            reqs.append(req)
             if not flags & VIRTIO_I2C_FLAGS_FAIL_NEXT:
                 self._serve(vq, reqs, runs, debug)
                 reqs, runs, run = [], [], None
@@ -221,8 +227,8 @@ class VirtioI2C(VirtioDevice):
 
     def _serve(self, vq: Virtqueue, reqs: list[Request], runs: list[Transfer], debug: bool) -> None:
         """Answer one group: its runs in order until one fails, then write the answers."""
-        serve = self.bus.serve
         failed = False
+        i = 0
         for transfer in runs:
             if failed:
                 if debug:
@@ -232,24 +238,22 @@ class VirtioI2C(VirtioDevice):
                             transfer.addr,
                             _kind(msg),
                         )
-                continue
-            failed = not serve(transfer, debug)
-            for where, exc in transfer.faults:
-                self.record_error("model", f"i2c {transfer.addr:#04x} {where}", exc)
-        i = 0
-        for transfer in runs:
+            else:
+                failed = not self.bus.serve(transfer, debug)
+                if transfer.faults is not None:
+                    for where, exc in transfer.faults:
+                        self.record_error("model", f"i2c {transfer.addr:#04x} {where}", exc)
             for msg in transfer.messages:
                 req = reqs[i]
                 i += 1
-                status = msg.status
-                if status == VIRTIO_I2C_MSG_OK and msg.flags & VIRTIO_I2C_FLAGS_M_RD:
+                if msg.status == VIRTIO_I2C_MSG_OK and msg.flags & VIRTIO_I2C_FLAGS_M_RD:
                     if msg.length:
                         req.write(msg.data)
-                    written = req.in_len
+                    req.write_last(VIRTIO_I2C_MSG_OK)
+                    vq.push(req, req.in_len, notify=False)
                 else:
-                    written = 1
-                req.write_last(status)
-                vq.push(req, written, notify=False)
+                    req.write_last(msg.status)
+                    vq.push(req, 1, notify=False)
 
     def _malformed(self, vq: Virtqueue, req: Request) -> None:
         in_len = req.in_len

@@ -49,11 +49,15 @@ class Transfer:
     def __init__(self, addr: int, messages: list[I2CMessage]) -> None:
         self.addr = addr
         self.messages = messages
-        self.faults: list[tuple[str, BaseException]] = []
+        # What went wrong, (where, exception); None when nothing did (the hot path
+        # allocates no list).
+        self.faults: list[tuple[str, BaseException]] | None = None
 
     def fault(self, where: str, exc: BaseException) -> None:
         """Report what a handler's model raised (or its own complaint): `where` names it,
         e.g. "OPT3001.read(2)". The message it was serving should stay ERR."""
+        if self.faults is None:
+            self.faults = []
         self.faults.append((where, exc))
 
     def __repr__(self) -> str:

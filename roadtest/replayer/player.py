@@ -215,7 +215,8 @@ class TracePlayer:
                 transfer.addr, [I2CMessage(m.flags, m.length, m.data) for m in transfer.messages]
             )
             self.shadow.transfer(copy)
-            transfer.faults += copy.faults
+            for where, exc in copy.faults or ():
+                transfer.fault(where, exc)
         actual = [
             {
                 "flags": m.flags,

@@ -101,4 +101,4 @@ def serve(
     thread = threading.Thread(target=bus.serve, args=(transfer,))
     thread.start()
     thread.join()
-    return [(m.status, m.data) for m in transfer.messages], transfer.faults
+    return [(m.status, m.data) for m in transfer.messages], transfer.faults or []

@@ -121,7 +121,7 @@ class _Bus:
             ]
             transfer = Transfer(0, sent)
             self.player.transfer(transfer)
-            for _, exc in transfer.faults:
+            for _, exc in transfer.faults or ():
                 raise exc
         elif event["kind"] == "gpio":
             line = self.lines[event["name"]]
