@@ -1,4 +1,8 @@
-"""Model base classes: what the backend's I2C bus calls, and SMBus register devices.
+"""Model base classes: what the I2C bus's model adapter calls, and SMBus register devices.
+
+Models know nothing of the backend (`roadtest.backend.i2c_model` adapts a
+model to the bus's transfers), not even its GPIO lines (`Line` is what a
+model needs of one). What a test sets on a model, it declares as `Input`s.
 
 Models run on the backend's thread (the driver's transfers) and are read and
 changed by the test's thread; state both touch must be safe for that (the
@@ -66,7 +70,8 @@ class Input(Generic[T]):
 class I2CModel:
     """One I2C target device at one address.
 
-    The bus calls `write(data)` for a write message and `read(length)` for a
+    The bus (through `roadtest.backend.i2c_model.ModelHandler`) calls
+    `write(data)` for a write message and `read(length)` for a
     read message, which must return exactly `length` bytes. `start_transfer()`
     and `end_transfer()` bracket one transfer (the messages of one I2C_RDWR or
     SMBus call, joined by repeated starts), so a model may keep state from one
