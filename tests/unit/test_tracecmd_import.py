@@ -140,6 +140,20 @@ def test_failed_transfers_fail_from_the_message_the_adapter_stopped_at(tmp_path:
     assert msgs(events[0]) == [(W | I2C_FAIL_NEXT, b"\x00", 1), (R, b"", 1)]
 
 
+def test_a_transfer_that_failed_part_way_replays(tmp_path: Path) -> None:
+    out = tmp_path / "golden" / "refusing" / "board.rtrace"
+    import_trace_cmd(REPORT, out, addr=0x51, compatible="roadtest,refusing", test=TEST)
+    _, events = load_trace(out)
+    hooks = ReplayHooks(tmp_path / "golden")
+    dev = TracedDevice("roadtest,refusing", 0x51, "test_x.REFUSING")
+    bus, _ = attach(hooks, dev)
+    assert serve(bus, 0x51, 1) == ([(0, b"\x00")], [])
+    # The board's device took the register write and refused the read: so does replay.
+    assert serve(bus, 0x51, b"\xf0", 1) == ([(0, b"\xf0"), (1, b"")], [])
+    assert hooks.detached(dev) == []
+    assert hooks.outcomes[0].consumed == len(events) == 2
+
+
 def test_a_negative_ret_fails_every_message(tmp_path: Path) -> None:
     lines = damaged(4, "ret=2", "ret=-121")  # -EREMOTEIO: which message failed is not known
     capture = read_capture(variant(tmp_path, lines), 0x44)
