@@ -264,9 +264,8 @@ class RoadtestSession:
         compatible = bound.device.compatible
         self.load_driver(compatible, bound.bus)
         if isinstance(bound, BoundDevice):
-            self.hooks.marker(
-                traced(bound), "bind", None
-            )  # not the name: its address depends on the run
+            # Not the device's name: its address depends on the run.
+            self.hooks.marker(traced(bound), "bind", None)
         agent = self.ensure_guest().agent
         # drivers_probe binds the matching driver even though autoprobe is off.
         agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
