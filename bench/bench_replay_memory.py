@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from roadtest.recorder import Header, TraceWriter
+from roadtest.trace.format import Header, TraceWriter
 
 TRANSFERS = 850_000  # about 18 MB, the size of the trace in the issue
 ORIGIN = "test_big.DEV"
@@ -31,7 +31,7 @@ TEST = "tests/drivers/regulator/test_tps62864.py::test_big"
 
 _LOAD = """
 import sys
-from roadtest.recorder import load_trace
+from roadtest.trace.format import load_trace
 header, events = load_trace(sys.argv[1])
 print(len(events))
 """
@@ -39,31 +39,28 @@ print(len(events))
 _REPLAY = """
 import sys
 from pathlib import Path
-from roadtest.backend.gpio import VirtioGpio
+from roadtest.backend.i2c import I2CBus
+from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.models.base import I2CModel
-from roadtest.recorder import read_trace
+from roadtest.trace.format import read_trace
+from roadtest.trace.names import TracedDevice
 from roadtest.replayer.player import ReplayHooks
-from roadtest.testing.devices import I2CDevice
-from roadtest.testing.session import BoundDevice
 
 path = Path(sys.argv[1])
 header, events = read_trace(path)
 hooks = ReplayHooks(path.parent)
-device = I2CDevice(header.compatible, I2CModel, "", origin=header.extra["device"])
-bound = BoundDevice(session=None, bus="i2c", device=device, model=I2CModel(), addr=0x48,
-                    gpios={}, lines={}, name="0-0048", path=None)
-player = hooks.attached(header.test, bound)
+device = TracedDevice(header.compatible, 0x48, header.extra["device"])
+bus = I2CBus()
+bus.attach(0x48, *hooks.attached(header.test, device, I2CModel(), {}))
 for event in events:
     if event["kind"] != "i2c":
         continue
-    player.start_transfer()
-    for msg in event["msgs"]:
-        if msg["flags"] & 2:
-            player.read(msg["len"])
-        else:
-            player.write(msg["data"])
-    player.end_transfer()
-assert hooks.detached(bound) == [], hooks.outcomes
+    msgs = [
+        I2CMessage(m["flags"], m["len"], b"" if m["flags"] & 2 else m["data"])
+        for m in event["msgs"]
+    ]
+    bus.serve(Transfer(0x48, msgs))
+assert hooks.detached(device) == [], hooks.outcomes
 print(hooks.outcomes[0].transfers)
 """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgpack
 
 from roadtest.models.tps6286x import REG_CONTROL, REG_STATUS, REG_VOUT1
-from roadtest.recorder import Header, TraceWriter, load_trace
+from roadtest.trace.format import Header, TraceWriter, load_trace
 
 TRANSFERS = 1000
 GAP_NS = 50_000

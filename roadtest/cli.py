@@ -110,13 +110,13 @@ def _address(text: str) -> int:
 
 
 def cmd_trace_show(args: argparse.Namespace) -> int:
-    from roadtest.recorder.trace_commands import show
+    from roadtest.trace.commands import show
 
     return show(args.file)
 
 
 def cmd_trace_diff(args: argparse.Namespace) -> int:
-    from roadtest.recorder.trace_commands import diff
+    from roadtest.trace.commands import diff
 
     return diff(args.a, args.b)
 

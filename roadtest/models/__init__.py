@@ -1,5 +1,5 @@
 """Models of hardware: base classes here, chip models in their own modules."""
 
-from roadtest.models.base import I2CModel, ModelError, SimpleSMBusModel, SMBusModel
+from roadtest.models.base import I2CModel, Input, ModelError, SimpleSMBusModel, SMBusModel
 
-__all__ = ["I2CModel", "ModelError", "SMBusModel", "SimpleSMBusModel"]
+__all__ = ["I2CModel", "Input", "ModelError", "SMBusModel", "SimpleSMBusModel"]

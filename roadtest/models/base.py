@@ -1,4 +1,8 @@
-"""Model base classes: what the backend's I2C bus calls, and SMBus register devices.
+"""Model base classes: what the I2C bus's model adapter calls, and SMBus register devices.
+
+Models know nothing of the backend (`roadtest.backend.i2c_model` adapts a
+model to the bus's transfers), not even its GPIO lines (`Line` is what a
+model needs of one). What a test sets on a model, it declares as `Input`s.
 
 Models run on the backend's thread (the driver's transfers) and are read and
 changed by the test's thread; state both touch must be safe for that (the
@@ -9,21 +13,65 @@ they can be built and exercised directly, as the unit tests do.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from roadtest.backend.gpio import GpioLine
+T = TypeVar("T")
+InputWatcher = Callable[[str, Any], None]
+
+
+class Line(Protocol):
+    """A GPIO line as a model sees it (the backend's GpioLine is one; models do not
+    depend on the backend): the level the model drives, and what the driver drives."""
+
+    @property
+    def input(self) -> bool:
+        """The level the model drives onto the line."""
+        ...
+
+    @property
+    def output(self) -> bool:
+        """The level the driver drives (for a line configured as an output)."""
+        ...
+
+    def set(self, level: bool) -> None:
+        """Drive the line to `level` (from any thread)."""
+        ...
 
 
 class ModelError(Exception):
     """A model refuses what the driver did (the bus NACKs it and the test is told)."""
 
 
+class Input(Generic[T]):
+    """A model attribute that the test sets: what the chip senses (a light level, a
+    proximity count). Declare it in the model's class, `result = Input[int]()`, and set
+    it like any attribute; each set is reported to the model's input watcher (the
+    recorder writes it to the trace as an `inject` marker). Reads are plain attribute
+    reads: the descriptor has no __get__, so the value lives in the instance."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    if TYPE_CHECKING:
+
+        def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __set__(self, obj: object, value: T) -> None:
+        state = obj.__dict__
+        state[self.name] = value
+        watcher = state.get("_input_watcher")
+        if watcher is not None:
+            watcher(self.name, value)
+
+
 class I2CModel:
     """One I2C target device at one address.
 
-    The bus calls `write(data)` for a write message and `read(length)` for a
+    The bus (through `roadtest.backend.i2c_model.ModelHandler`) calls
+    `write(data)` for a write message and `read(length)` for a
     read message, which must return exactly `length` bytes. `start_transfer()`
     and `end_transfer()` bracket one transfer (the messages of one I2C_RDWR or
     SMBus call, joined by repeated starts), so a model may keep state from one
@@ -38,7 +86,12 @@ class I2CModel:
     other named lines as attributes the same way.
     """
 
-    irq: GpioLine | None = None
+    irq: Line | None = None
+
+    def watch_inputs(self, watcher: InputWatcher | None) -> None:
+        """Have `watcher(name, value)` called on every set of one of this model's `Input`s
+        (None: stop). Sets come from whichever thread makes them."""
+        self.__dict__["_input_watcher"] = watcher
 
     def start_transfer(self) -> None:
         """A transfer that addresses this device begins."""
@@ -194,15 +247,15 @@ class ActiveLowInterrupt:
     trace records each edge once.
     """
 
-    _irq: GpioLine | None = None
+    _irq: Line | None = None
     _int_driven: bool | None = None  # the level last driven onto the line
 
     @property
-    def irq(self) -> GpioLine | None:
+    def irq(self) -> Line | None:
         return self._irq
 
     @irq.setter
-    def irq(self, line: GpioLine | None) -> None:
+    def irq(self, line: Line | None) -> None:
         self._irq = line
         self._int_driven = None
         self.update_int()

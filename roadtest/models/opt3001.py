@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.base import Input, ModelError, SMBusModel
 
 REG_RESULT: Final = 0x00
 REG_CONFIGURATION: Final = 0x01
@@ -38,6 +38,8 @@ class OPT3001(SMBusModel):
 
     Simplified: no interrupt pin, no limit comparisons (FH/FL stay 0), no overflow.
     """
+
+    result = Input[int]()
 
     def __init__(self) -> None:
         super().__init__(regbytes=2, byteorder="big")

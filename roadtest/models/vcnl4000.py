@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.base import Input, ModelError, SMBusModel
 
 REG_COMMAND: Final = 0x80
 REG_PRODUCT_ID_REVISION: Final = 0x81
@@ -54,6 +54,10 @@ READ_ONLY: Final = {
 
 
 class VCNL4000(SMBusModel):
+    als_result = Input[int]()
+    prox_result = Input[int]()
+    measurements_complete = Input[bool]()
+
     def __init__(self) -> None:
         super().__init__(regbytes=1)
         self.regs = dict(RESET)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from typing import Final
 
-from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, Input, ModelError, SMBusModel
 
 REG_COMMAND: Final = 0x80
 REG_PRODUCT_ID_REVISION: Final = 0x81
@@ -108,6 +108,9 @@ class VCNL4010(ActiveLowInterrupt, SMBusModel):
     """The VCNL4010's registers and INT output; see the module docstring."""
 
     name = "VCNL4010"
+    als_result = Input[int]()
+    prox_result = Input[int]()
+    measurements_complete = Input[bool]()
 
     def __init__(self) -> None:
         super().__init__(regbytes=1)

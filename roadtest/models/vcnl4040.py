@@ -34,7 +34,7 @@ from __future__ import annotations
 import threading
 from typing import ClassVar, Final
 
-from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
+from roadtest.models.base import ActiveLowInterrupt, Input, ModelError, SMBusModel
 
 REG_ALS_CONF: Final = 0x00
 REG_ALS_THDH: Final = 0x01
@@ -81,6 +81,9 @@ class VCNL40x0Family(ActiveLowInterrupt, SMBusModel):
     reset: ClassVar[dict[int, int]]
     reg_int_flag: ClassVar[int]
     reg_id: ClassVar[int]
+    als_result = Input[int]()
+    prox_result = Input[int]()
+    white_result = Input[int]()
 
     def __init__(self) -> None:
         super().__init__(regbytes=2, byteorder="little")

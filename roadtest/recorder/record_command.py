@@ -128,8 +128,8 @@ def switch(out: Path, staging: Path, work: Path) -> list[Path]:
 
 def _gone_tests(out: Path, written: list[Path], root: Path) -> list[Path]:
     """Traces in the chip directories just recorded whose test no longer exists."""
-    from roadtest.recorder.format import TraceError, read_header
-    from roadtest.replayer.replay_command import test_file
+    from roadtest.trace.format import TraceError, read_header
+    from roadtest.trace.names import test_file
 
     gone = []
     for chip in sorted({p.parent for p in written}):

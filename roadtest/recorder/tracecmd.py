@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from roadtest.errors import RoadtestError
-from roadtest.recorder.format import I2C_FAIL_NEXT, I2C_M_RD, Header, write_trace_atomic
+from roadtest.trace.format import Header, write_trace_atomic
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_FAIL_NEXT, VIRTIO_I2C_FLAGS_M_RD
 
 DAT_MAGIC: Final = b"\x17\x08\x44tracing"
 LINUX_I2C_M_RD: Final = 0x0001
@@ -289,7 +290,7 @@ def _finish(
     msgs: list[dict[str, Any]] = []
     for position, m in enumerate(mine):
         ok = m.index < ret  # ret < 0 (an errno): none was carried out
-        flags = 0 if position == len(mine) - 1 else I2C_FAIL_NEXT
+        flags = 0 if position == len(mine) - 1 else VIRTIO_I2C_FLAGS_FAIL_NEXT
         if m.flags & LINUX_I2C_M_RD:
             data = transfer.replies.get(m.index) if ok else b""
             if data is None:
@@ -298,7 +299,9 @@ def _finish(
                     f"i2c_result ret={ret} says message #{m.index} (line {m.line}) was read, "
                     "but it has no i2c_reply",
                 )
-            msgs.append({"flags": flags | I2C_M_RD, "len": m.length, "data": data, "status": 0})
+            msgs.append(
+                {"flags": flags | VIRTIO_I2C_FLAGS_M_RD, "len": m.length, "data": data, "status": 0}
+            )
         else:
             msgs.append({"flags": flags, "len": m.length, "data": m.data, "status": 0})
         msgs[-1]["status"] = 0 if ok else 1

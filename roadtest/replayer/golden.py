@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roadtest.recorder.format import Header, TraceError, read_header
+from roadtest.trace.format import Header, TraceError, read_header
 
 
 @dataclass

@@ -1,17 +1,19 @@
-"""The trace player: answers a device's transfers from its golden trace.
+"""The trace player: the transfer handler that answers a device's address from its golden trace.
 
 Each transfer the driver makes must be the trace's next one, message by
 message (direction, length, bytes written). A match gets the recorded
-response; the first mismatch fails that transfer (the bus NACKs it, so the
-driver sees an I/O error), fails the test with a register-level report, and
-every later transfer fails too. Transfers the trace expects but the driver
-never made fail the test when the device is detached.
+answers, failures (a recorded NACK) included; a mismatch fails that transfer
+(the bus NACKs it, so the driver sees an I/O error), fails the test with a
+register-level report, and every later transfer fails too. Transfers the
+trace expects but the driver never made fail the test when the device is
+detached.
 
 The test's own model, when the trace names one, still sees every message
-(its answers are dropped): so its state, its write log and the interrupts it
-raises follow the test as they did when the trace was recorded, and the
-test's assertions hold. The interrupts it raises, and the driver's GPIO
-requests, must come in the recorded order. Without a model (a trace imported
+(its answers are dropped, what it raises is reported as when recording): so
+its state, its write log and the interrupts it raises follow the test as they
+did when the trace was recorded, and the test's assertions hold. The
+interrupts it raises, and the driver's GPIO requests, must come in the
+recorded order. Without a model (a trace imported
 from real hardware), the player raises the recorded interrupts itself:
 those recorded after transfer k right after the driver's transfer k, those
 before any transfer when the device is bound.
@@ -27,21 +29,22 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from roadtest.backend.gpio import GpioLine
+from roadtest.backend.i2c_model import ModelHandler
+from roadtest.backend.i2c_transfer import BusTarget, I2CMessage, Transfer
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel, ModelError
-from roadtest.recorder.decode import Decoder
-from roadtest.recorder.format import Header, TraceError, printable, read_trace
-from roadtest.recorder.recording import FLAG_M_RD, chip_name, trace_name
 from roadtest.replayer.golden import scan_golden
-
-if TYPE_CHECKING:
-    from roadtest.backend.gpio import GpioLine
-    from roadtest.testing.session import BoundDevice
+from roadtest.text import printable
+from roadtest.trace.decode import Decoder
+from roadtest.trace.format import Header, TraceError, read_trace
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
+from roadtest.trace.names import TracedDevice, chip_name, trace_name
 
 CONTEXT = 5  # events shown before a divergence
 SUMMARY_WIDTH = 400  # characters of one event in a report (a 65536-message transfer is 459 KB)
@@ -70,11 +73,6 @@ class TraceResult:
             "tolerated": self.tolerated,
             "damaged": self.damaged,
         }
-
-
-@dataclass
-class _Actual:
-    msgs: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Events:
@@ -141,20 +139,24 @@ class _Events:
             self.forget_before(end + 1)
 
 
-class TracePlayer(I2CModel):
+class TracePlayer:
+    """A TransferHandler answering from one golden trace."""
+
+    name = "TracePlayer"
+
     def __init__(
         self,
         path: Path,
         header: Header,
         events: Iterator[dict[str, Any]],
         shadow: I2CModel | None,
-        lines: dict[str, GpioLine],
+        lines: Mapping[str, GpioLine],
     ) -> None:
         self.path = path
         self.shown_path = printable(str(path))  # a file name from elsewhere, for messages
         self.header = header
         self.events = _Events(events)
-        self.shadow = shadow
+        self.shadow = ModelHandler(shadow) if shadow is not None else None
         # Lines by the device's names for them: numbers depend on which tests a run collects.
         self.lines = dict(lines)
         self.line_names = {line.index: name for name, line in lines.items()}
@@ -166,13 +168,10 @@ class TracePlayer(I2CModel):
         self.done = 0  # transfers of the trace behind us: matched, or skipped repeats
         self.tolerated = 0  # repeated reads made once more or once less than recorded
         self._last: dict[str, Any] | None = None  # the last transfer matched
-        self._repeat = False  # the current transfer repeats _last
         self.failure = ""  # the full report
         self.summary = ""  # its one-line form
         self.damaged = False  # the failure is that the trace could not be read on
         self._lock = threading.Lock()
-        self._actual = _Actual()
-        self._expected: dict[str, Any] | None = None
 
     @property
     def transfers(self) -> int:
@@ -209,6 +208,97 @@ class TracePlayer(I2CModel):
 
     # The bus side
 
+    def transfer(self, transfer: Transfer) -> None:
+        if self.shadow is not None:
+            # The test's model sees the transfer for its side effects; its answers are
+            # dropped, what it raises is reported (as it was when recording).
+            copy = Transfer(
+                transfer.addr, [I2CMessage(m.flags, m.length, m.data) for m in transfer.messages]
+            )
+            self.shadow.transfer(copy)
+            for where, exc in copy.faults or ():
+                transfer.fault(where, exc)
+        actual = [
+            {
+                "flags": m.flags,
+                "len": m.length,
+                "data": b"" if m.flags & VIRTIO_I2C_FLAGS_M_RD else bytes(m.data),
+                "status": VIRTIO_I2C_MSG_OK,
+            }
+            for m in transfer.messages
+        ]
+        with self._lock:
+            try:
+                recorded = self._play(actual)
+            except ModelError as exc:
+                transfer.fault(self.name, exc)
+                return
+        for msg, want in zip(transfer.messages, recorded, strict=False):
+            if want["status"] != VIRTIO_I2C_MSG_OK:
+                break
+            if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
+                msg.data = want["data"]
+            msg.status = VIRTIO_I2C_MSG_OK
+
+    def _play(self, actual: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Match the driver's transfer against the trace and move on; returns the recorded
+        messages that answer it. ModelError when it does not match."""
+        if self.failure:
+            raise ModelError(f"replay of {self.shown_path} stopped at its divergence")
+        self._raise_pending()
+        expected = self.events.get(self.pos)
+        if expected is not None and _matches(expected["msgs"], actual):
+            self._advance(expected)
+            return list(expected["msgs"])
+        tolerated = self._repeated_read(actual, expected)
+        if tolerated is not None:
+            return list(tolerated["msgs"])
+        event = {"seq": -1, "t": 0, "kind": "i2c", "msgs": actual}
+        if expected is None:
+            if self.events.error is not None:
+                raise self._damaged()
+            raise self._diverge(f"{self.decoder.describe(event)}: the trace has no more transfers")
+        raise self._diverge(self.decoder.describe_expected_actual(expected, event))
+
+    def _advance(self, matched: dict[str, Any]) -> None:
+        self._last = matched
+        self.pos += 1
+        self.consumed += 1
+        self.done += 1
+        self._raise_pending()
+
+    def _repeated_read(
+        self, actual: list[dict[str, Any]], expected: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The one tolerance: a register read identical to the previous transfer may be
+        made once more or once less than recorded. The kernel reads on its own from
+        workqueues (the RTC core after setting the time, for one), racing the test's
+        own reads of the same registers; which run wins is not the driver's doing."""
+        last = self._last
+        if last is None or not _pure_read(last):
+            return None
+        if _matches(last["msgs"], actual):  # made once more than recorded
+            self.tolerated += 1
+            return last
+        if expected is None or not _same(expected, last):
+            return None
+        # Recorded repeats the driver did not make: skip them, if what follows matches.
+        pos = self.pos
+        skipped = 0
+        while (event := self.events.get(pos)) is not None and (
+            event["kind"] != "i2c" or _same(event, last)
+        ):
+            skipped += event["kind"] == "i2c"
+            pos += 1
+        if event is not None and _matches(event["msgs"], actual):
+            self.tolerated += skipped
+            self.done += skipped
+            self._raise_pending(until=pos)
+            self.pos = pos
+            self._advance(event)
+            return event
+        return None
+
     def _damaged(self) -> ModelError:
         """The trace cannot be read on (from where the player is): fail it."""
         assert self.events.error is not None
@@ -219,8 +309,6 @@ class TracePlayer(I2CModel):
         return ModelError(self.failure)
 
     def _diverge(self, why: str) -> ModelError:
-        if self.failure:
-            return ModelError(f"replay of {self.shown_path} stopped at its divergence")
         index = self.pos
         before = self.events.before(index)
         self.events.drain()  # for the number of transfers
@@ -232,113 +320,6 @@ class TracePlayer(I2CModel):
             lines += [f"    #{e['seq']} {self.decoder.describe(e)}" for e in before]
         self.failure = "\n".join(lines)
         return ModelError(self.failure)
-
-    def _actual_event(self) -> dict[str, Any]:
-        msgs = [dict(m) for m in self._actual.msgs]
-        for m in msgs[:-1]:
-            m["flags"] |= 1
-        return {"seq": -1, "t": 0, "kind": "i2c", "msgs": msgs}
-
-    def _check(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """Match the driver's next message against the trace; returns the recorded one."""
-        if self.failure:
-            raise ModelError(f"replay of {self.shown_path} stopped at its divergence")
-        actual = self._actual.msgs
-        actual.append(msg)
-        expected = self._expected
-        if expected is not None and _prefix(expected["msgs"], actual):
-            return dict(expected["msgs"][len(actual) - 1])
-        tolerated = self._repeated_read(actual)
-        if tolerated is not None:
-            return dict(tolerated["msgs"][len(actual) - 1])
-        if expected is None:
-            if self.events.error is not None:
-                raise self._damaged()
-            raise self._diverge(
-                f"{self.decoder.describe(self._actual_event())}: the trace has no more transfers"
-            )
-        # Show the whole recorded transfer against what the driver sent so far.
-        raise self._diverge(self.decoder.describe_expected_actual(expected, self._actual_event()))
-
-    def _repeated_read(self, actual: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """The one tolerance: a register read identical to the previous transfer may be
-        made once more or once less than recorded. The kernel reads on its own from
-        workqueues (the RTC core after setting the time, for one), racing the test's
-        own reads of the same registers; which run wins is not the driver's doing."""
-        last = self._last
-        if last is None or not _pure_read(last):
-            return None
-        if not self._repeat and _prefix(last["msgs"], actual):
-            self._repeat = True
-            self._expected = last
-            return last
-        if self._expected is None or not _same(self._expected, last):
-            return None
-        # Recorded repeats the driver did not make: skip them, if what follows matches.
-        pos = self.pos
-        skipped = 0
-        while (event := self.events.get(pos)) is not None and (
-            event["kind"] != "i2c" or _same(event, last)
-        ):
-            skipped += event["kind"] == "i2c"
-            pos += 1
-        if event is not None and _prefix(event["msgs"], actual):
-            self.tolerated += skipped
-            self.done += skipped
-            self._raise_pending(until=pos)
-            self.pos = pos
-            self._expected = event
-            return event
-        return None
-
-    def start_transfer(self) -> None:
-        if self.shadow is not None:
-            self.shadow.start_transfer()
-        with self._lock:
-            self._actual = _Actual()
-            if self.failure:
-                self._expected = None
-                return
-            self._raise_pending()
-            self._expected = self.events.get(self.pos)
-
-    def write(self, data: bytes) -> None:
-        with self._lock:
-            want = self._check({"flags": 0, "len": len(data), "data": bytes(data), "status": 0})
-        if want["status"]:
-            raise ModelError(f"replay: the recorded device NACKed this write ({self.shown_path})")
-        if self.shadow is not None:
-            self.shadow.write(data)
-
-    def read(self, length: int) -> bytes:
-        with self._lock:
-            want = self._check({"flags": FLAG_M_RD, "len": length, "data": b"", "status": 0})
-        if want["status"]:
-            raise ModelError(f"replay: the recorded device NACKed this read ({self.shown_path})")
-        if self.shadow is not None:
-            self.shadow.read(length)  # for its side effects (data-ready bits and the like)
-        data: bytes = want["data"]
-        return data
-
-    def end_transfer(self) -> None:
-        if self.shadow is not None:
-            self.shadow.end_transfer()
-        with self._lock:
-            expected, self._expected = self._expected, None
-            repeat, self._repeat = self._repeat, False
-            if self.failure or expected is None:
-                return
-            if len(self._actual.msgs) != len(expected["msgs"]):
-                self._diverge(self.decoder.describe_expected_actual(expected, self._actual_event()))
-                return
-            if repeat:
-                self.tolerated += 1
-                return
-            self._last = expected
-            self.pos += 1
-            self.consumed += 1
-            self.done += 1
-            self._raise_pending()
 
     # The verdict
 
@@ -398,14 +379,22 @@ def _first_difference(expected: list[tuple[Any, ...]], actual: list[tuple[Any, .
     return printable(text, SUMMARY_WIDTH)
 
 
-def _prefix(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:
-    """The driver's messages so far are the recorded ones: direction, length, bytes written."""
-    if len(actual) > len(recorded):
+def _matches(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:
+    """The driver's transfer is the recorded one: direction, length, bytes written.
+
+    Traces recorded before the recorder observed the wire kept a failed transfer only
+    up to its failed message, without the skipped ones after it: such a transfer
+    matches the driver's when it is a prefix of it that ends in a failure."""
+    if len(actual) != len(recorded) and not (
+        len(recorded) < len(actual) and recorded and recorded[-1]["status"] != VIRTIO_I2C_MSG_OK
+    ):
         return False
     for want, got in zip(recorded, actual, strict=False):
-        if (want["flags"] & FLAG_M_RD) != (got["flags"] & FLAG_M_RD) or want["len"] != got["len"]:
+        if (want["flags"] & VIRTIO_I2C_FLAGS_M_RD) != (
+            got["flags"] & VIRTIO_I2C_FLAGS_M_RD
+        ) or want["len"] != got["len"]:
             return False
-        if not got["flags"] & FLAG_M_RD and want["data"] != got["data"]:
+        if not got["flags"] & VIRTIO_I2C_FLAGS_M_RD and want["data"] != got["data"]:
             return False
     return True
 
@@ -413,11 +402,11 @@ def _prefix(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> boo
 def _pure_read(event: dict[str, Any]) -> bool:
     """A successful register read: at most a register-pointer write, then reads."""
     msgs = event["msgs"]
-    reads = [m for m in msgs if m["flags"] & FLAG_M_RD]
+    reads = [m for m in msgs if m["flags"] & VIRTIO_I2C_FLAGS_M_RD]
     return (
         bool(reads)
         and all(m["status"] == 0 for m in msgs)
-        and all(m["flags"] & FLAG_M_RD or m["len"] <= 1 for m in msgs)
+        and all(m["flags"] & VIRTIO_I2C_FLAGS_M_RD or m["len"] <= 1 for m in msgs)
     )
 
 
@@ -448,19 +437,25 @@ class ReplayHooks:
         self.index = scan_golden(golden)
         self._claimed: dict[tuple[str, Path], str] = {}  # (test id, trace) -> the device using it
         self.results = results
-        self.players: dict[int, TracePlayer] = {}
+        self.players: dict[TracedDevice, TracePlayer] = {}
         self.outcomes: list[TraceResult] = []
 
-    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
-        path = self.index.by_device.get((test_id, bound.device.origin)) or self._deviceless(
-            test_id, bound
+    def attached(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: I2CModel,
+        lines: Mapping[str, GpioLine],
+    ) -> BusTarget:
+        path = self.index.by_device.get((test_id, device.origin)) or self._deviceless(
+            test_id, device
         )
         if path is None:
             unreadable = len(self.index.damaged)
             hint = f"; {unreadable} traces there cannot be read" if unreadable else ""
             raise ReplayError(
-                f"no golden trace for {test_id} and {bound.device.origin} under {self.golden} "
-                f"(expected something like {chip_name(bound.device.compatible)}/"
+                f"no golden trace for {test_id} and {device.origin} under {self.golden} "
+                f"(expected something like {chip_name(device.compatible)}/"
                 f"{trace_name(test_id)}.rtrace): record it with `roadtest record`{hint}"
             )
         header = self.index.headers[path]
@@ -469,16 +464,16 @@ class ReplayHooks:
         except TraceError as err:  # changed since the scan: the player fails at once
             events = _failing(err)
         # A trace without a model (imported from hardware) has only the trace to go by.
-        shadow = bound.model if header.model else None
-        player = TracePlayer(path, header, events, shadow, bound.lines)
-        for line in bound.lines.values():
+        shadow = model if header.model else None
+        player = TracePlayer(path, header, events, shadow, lines)
+        for line in lines.values():
             line.observers.append(player.observe_gpio)
-        self.players[id(bound)] = player
-        return player
+        self.players[device] = player
+        return player, None
 
-    def _deviceless(self, test_id: str, bound: BoundDevice[I2CModel]) -> Path | None:
+    def _deviceless(self, test_id: str, device: TracedDevice) -> Path | None:
         """The test's one trace of this compatible that names no device, if there is one."""
-        compatible, origin = bound.device.compatible, bound.device.origin
+        compatible, origin = device.compatible, device.origin
         paths = self.index.deviceless.get((test_id, compatible), [])
         if len(paths) > 1:
             raise ReplayError(
@@ -495,16 +490,16 @@ class ReplayHooks:
             )
         return paths[0]
 
-    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
-        player = self.players.get(id(bound))
+    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
+        player = self.players.get(device)
         if player is not None and what == "bind":
             player.bound()
 
-    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
-        player = self.players.pop(id(bound), None)
+    def detached(self, device: TracedDevice) -> list[str]:
+        player = self.players.pop(device, None)
         if player is None:
             return []
-        for line in bound.lines.values():
+        for line in player.lines.values():
             if player.observe_gpio in line.observers:
                 line.observers.remove(player.observe_gpio)
         failure = player.finish()

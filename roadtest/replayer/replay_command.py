@@ -3,59 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from roadtest.errors import RoadtestError
-from roadtest.recorder.format import printable
 from roadtest.replayer.golden import scan_golden
+from roadtest.text import printable
+from roadtest.trace.names import shown_id, test_file
 
 _LINE_WIDTH = 600  # characters of one trace's line in the summary
-
-
-def _id(text: str) -> str:
-    """A test id or selection (from a trace, or the user's), for a message."""
-    return printable(text, 300)
-
-
-def test_file(root: Path, test_id: str) -> Path | None:
-    """The file of a trace's test (a pytest node id), only ever one under `root`/tests.
-
-    A trace from elsewhere names the test that replay imports and runs: a path
-    out of tests/ (absolute, `..`, a symlink out) is refused (RoadtestError). None
-    when the file or the test function does not exist (any more).
-    """
-    file, sep, name = test_id.partition("::")
-    rel = PurePosixPath(file)
-    tests = (root / "tests").resolve()
-    if (
-        not sep
-        or not name
-        or "\0" in test_id
-        or rel.is_absolute()
-        or ".." in rel.parts
-        or rel.parts[:1] != ("tests",)
-        or rel.suffix != ".py"
-    ):
-        raise RoadtestError(
-            f"its test {_id(test_id)} is not a test (FILE::NAME) under {root / 'tests'}"
-        )
-    path = root / rel
-    try:
-        if not path.resolve().is_relative_to(tests):
-            raise RoadtestError(f"its test {_id(test_id)} leads out of {root / 'tests'}")
-        if not path.is_file():
-            return None
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        why = err.strerror if isinstance(err, OSError) and err.strerror else "not UTF-8 text"
-        raise RoadtestError(f"its test {_id(test_id)}: cannot read its file: {why}") from None
-    function = name.split("[", 1)[0].rsplit("::", 1)[-1]
-    if re.search(rf"^\s*def {re.escape(function)}\(", source, re.M) is None:
-        return None
-    return path
 
 
 def _wanted(selection: list[str], root: Path) -> list[str]:
@@ -67,12 +24,14 @@ def _wanted(selection: list[str], root: Path) -> list[str]:
             exists = bool(file) and Path(file).exists()
             resolved = Path(file).resolve() if exists else None
         except (OSError, ValueError) as err:
-            raise RoadtestError(f"{_id(item)}: {getattr(err, 'strerror', None) or err}") from None
+            raise RoadtestError(
+                f"{shown_id(item)}: {getattr(err, 'strerror', None) or err}"
+            ) from None
         if resolved is None:
             wanted.append(item)
         elif not resolved.is_relative_to(root):
             raise RoadtestError(
-                f"{_id(item)}: not in this checkout ({root}); select test files or node ids"
+                f"{shown_id(item)}: not in this checkout ({root}); select test files or node ids"
             )
         else:
             wanted.append(str(resolved.relative_to(root)) + sep + rest)
@@ -96,7 +55,7 @@ def replay(
             raise RoadtestError(f"{printable(str(path))}: {err}") from None
         if found is None:
             raise RoadtestError(
-                f"{printable(str(path))}: its test {_id(header.test)} no longer exists"
+                f"{printable(str(path))}: its test {shown_id(header.test)} no longer exists"
             )
         tests[path] = header.test
     wanted = _wanted(selection, root)

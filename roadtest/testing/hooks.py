@@ -1,41 +1,60 @@
 """What a session does with each I2C device it attaches: live, recorded or replayed.
 
-The session asks its `DeviceHooks` which model to put on the bus when a test
-attaches a device, tells it about bind and unbind, and collects its verdict
-when the device is detached. `LiveHooks` puts the test's model there as is;
-the recorder and the replayer provide the other two.
+The session asks its `DeviceHooks` what to put on the bus at a device's
+address when a test attaches it (a transfer handler, and an observer of its
+transfers), tells it about bind and unbind, and collects its verdict when the
+device is detached. A device is named by a plain `TracedDevice` record.
+`LiveHooks` puts the test's model there as is; the recorder and the replayer
+provide the other two.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from roadtest.models.base import I2CModel
+from roadtest.backend.i2c_model import ModelHandler
 
 if TYPE_CHECKING:
-    from roadtest.testing.session import BoundDevice
+    from roadtest.backend.gpio import GpioLine
+    from roadtest.backend.i2c_transfer import BusTarget
+    from roadtest.models.base import I2CModel
+    from roadtest.trace.names import TracedDevice
 
 
 class DeviceHooks(Protocol):
-    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
-        """The model that answers on the bus for `bound` (whose `model` is the test's)."""
+    def attached(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: I2CModel,
+        lines: Mapping[str, GpioLine],
+    ) -> BusTarget:
+        """What answers on the bus for `device` (whose model is the test's `model`), and
+        what observes its transfers. `lines` are its GPIO lines by name."""
         ...
 
-    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
+    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
         """Something the test did to the device: "bind", "unbind"."""
         ...
 
-    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
+    def detached(self, device: TracedDevice) -> list[str]:
         """The device is off the bus; returns problems that fail the test."""
         ...
 
 
 class LiveHooks:
-    def attached(self, test_id: str, bound: BoundDevice[I2CModel]) -> I2CModel:
-        return bound.model
+    def attached(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: I2CModel,
+        lines: Mapping[str, GpioLine],
+    ) -> BusTarget:
+        return ModelHandler(model), None
 
-    def marker(self, bound: BoundDevice[I2CModel], what: str, detail: Any) -> None:
+    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
         pass
 
-    def detached(self, bound: BoundDevice[I2CModel]) -> list[str]:
+    def detached(self, device: TracedDevice) -> list[str]:
         return []

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from roadtest.kernel.cache import write_atomically
+from roadtest.text import printable
 
 _INDENT = "  "  # one nesting level (ktap.rst, "Nested tests")
 
@@ -44,10 +45,6 @@ def _text(value: str) -> str:
     what a guest printed must not reach a terminal as escapes."""
     value = value.replace("#", "%23")
     return "".join(c if c.isprintable() else " " for c in value).strip()
-
-
-def _escaped(line: str) -> str:
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in line)
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -111,7 +108,7 @@ class KtapReport:
                 f"{_INDENT}1..{len(cases)}",
             ]
             for index, case in enumerate(cases.values(), start=1):
-                lines += [f"{_INDENT}# {_escaped(line)}".rstrip() for line in case.diagnostics]
+                lines += [f"{_INDENT}# {printable(line)}".rstrip() for line in case.diagnostics]
                 result = "not ok" if case.failed else "ok"
                 directive = f" # {_text(case.directive)}" if case.directive else ""
                 lines.append(f"{_INDENT}{result} {index} {_text(case.name)}{directive}")

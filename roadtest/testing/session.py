@@ -30,6 +30,7 @@ from roadtest.testing.devices import Device, I2CDevice, Layout, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.hooks import DeviceHooks, LiveHooks
 from roadtest.testing.modules import ModuleIndex, ModuleInfo, params_from_cmdline
+from roadtest.trace.names import TracedDevice
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
@@ -310,7 +311,8 @@ class RoadtestSession:
                 name=name,
                 path=self.path(f"/sys/bus/i2c/devices/{name}"),
             )
-            self.backend.i2c.attach(place.addr, self.hooks.attached(self.test_id, bound))
+            handler, observer = self.hooks.attached(self.test_id, traced(bound), model, lines)
+            self.backend.i2c.attach(place.addr, handler, observer)
         self.active.append(bound)
         return bound
 
@@ -323,7 +325,7 @@ class RoadtestSession:
                 pass  # the guest died under us; the next test gets a new one
         if isinstance(bound, BoundDevice):
             self.backend.i2c.detach(bound.addr)
-            self.problems += self.hooks.detached(bound)
+            self.problems += self.hooks.detached(traced(bound))
         if bound in self.active:
             self.active.remove(bound)
 
@@ -331,7 +333,8 @@ class RoadtestSession:
         compatible = bound.device.compatible
         self.load_driver(compatible, bound.bus)
         if isinstance(bound, BoundDevice):
-            self.hooks.marker(bound, "bind", None)  # not the name: its address depends on the run
+            # Not the device's name: its address depends on the run.
+            self.hooks.marker(traced(bound), "bind", None)
         agent = self.ensure_guest().agent
         # drivers_probe binds the matching driver even though autoprobe is off.
         agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
@@ -344,7 +347,7 @@ class RoadtestSession:
 
     def unbind(self, bound: Bound) -> None:
         if isinstance(bound, BoundDevice):
-            self.hooks.marker(bound, "unbind", None)
+            self.hooks.marker(traced(bound), "unbind", None)
         agent = self.ensure_guest().agent
         if agent.exists(str(bound.driver_path)):
             agent.write_file(str(bound.driver_path / "unbind"), bound.name)
@@ -377,6 +380,12 @@ class RoadtestSession:
         # Newest first: a consumer goes before the supplier it was bound against.
         for bound in reversed(list(self.active)):
             self.detach(bound)
+
+
+def traced(bound: BoundDevice[I2CModel]) -> TracedDevice:
+    """How record and replay know a bound I2C device."""
+    device = bound.device
+    return TracedDevice(device.compatible, bound.addr, device.origin, tuple(bound.lines))
 
 
 KEEP_RUNS = 10

@@ -62,7 +62,7 @@ class TraceCmdCapture:
         self._tracing = guest
 
     def path_for(self, test_id: str) -> Path:
-        from roadtest.recorder.recording import trace_name  # (the recorder's imports cost ~15 ms)
+        from roadtest.trace.names import trace_name
 
         path = self.out / f"{trace_name(test_id)}.dat"
         if path in self.written:  # a test of the same name in another module

@@ -31,10 +31,10 @@ import pytest
 
 from roadtest.kernel import Kernel, ensure_kernel
 from roadtest.kernel.external import build_external_module, vermagic
-from roadtest.recorder.format import read_trace
-from roadtest.recorder.recording import FLAG_M_RD
 from roadtest.testing.plugin import repo_root
+from roadtest.trace.format import read_trace
 
+FLAG_M_RD = 1 << 1  # virtio-i2c read (include/uapi/linux/virtio_i2c.h)
 REPO = repo_root()
 ROADTEST = Path(sys.executable).with_name("roadtest")
 PATCH = Path(__file__).parent / "data" / "tps6286x-mirror-vout2.patch"

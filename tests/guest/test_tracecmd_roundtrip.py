@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from roadtest.kernel import default_cache_dir
-from roadtest.recorder import load_trace, write_trace_atomic
 from roadtest.testing.plugin import repo_root
+from roadtest.trace.format import load_trace, write_trace_atomic
 
 ROOT = repo_root()
 TEST_FILE = "tests/drivers/iio/light/test_opt3001.py"

@@ -1,9 +1,10 @@
 """What several unit-test modules share: running the CLI in-process, fake .ko files,
-hand-made traces."""
+hand-made traces, transfers on a bus without a guest."""
 
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +13,10 @@ import lz4.frame
 import msgpack
 import pytest
 
+from roadtest.backend.i2c import I2CBus
+from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.cli import main
-from roadtest.recorder.format import Header
+from roadtest.trace.format import Header
 
 
 @dataclass
@@ -72,3 +75,30 @@ def deep_marker(depth: int, seq: int = 0) -> bytes:
     )
     assert packed.endswith(b"\xc0")  # the detail, nil, comes last
     return packed[:-1] + b"\x91" * depth + b"\xc0"
+
+
+# virtio-i2c message flags (include/uapi/linux/virtio_i2c.h)
+FAIL_NEXT, M_RD = 1 << 0, 1 << 1
+
+
+def serve(
+    bus: I2CBus, addr: int, *msgs: bytes | int
+) -> tuple[list[tuple[int, bytes]], list[tuple[str, BaseException]]]:
+    """One transfer to `addr`, as the backend serves it: bytes are writes, ints read
+    lengths, FAIL_NEXT on all but the last. Runs on a thread of its own, as the
+    backend's does. Returns (status, data) per message and the faults reported."""
+    transfer = Transfer(
+        addr,
+        [
+            I2CMessage(
+                (M_RD if isinstance(m, int) else 0) | (FAIL_NEXT if i < len(msgs) - 1 else 0),
+                m if isinstance(m, int) else len(m),
+                b"" if isinstance(m, int) else m,
+            )
+            for i, m in enumerate(msgs)
+        ],
+    )
+    thread = threading.Thread(target=bus.serve, args=(transfer,))
+    thread.start()
+    thread.join()
+    return [(m.status, m.data) for m in transfer.messages], transfer.faults or []

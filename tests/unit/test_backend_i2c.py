@@ -234,7 +234,7 @@ def test_hook_errors_are_reported(env: Env) -> None:
     assert env.xfer((0x21, b"\x00"))[0][0] == OK  # the message itself went through
     assert [str(e).splitlines()[0] for e in env.backend.errors] == [
         "model error in i2c 0x20 BadStart.start_transfer(): ModelError: no start",
-        "model error in i2c BadEnd.end_transfer(): ModelError: no end",
+        "model error in i2c 0x21 BadEnd.end_transfer(): ModelError: no end",
     ]
 
 
@@ -245,8 +245,12 @@ def test_several_devices_on_one_bus(env: Env) -> None:
     env.backend.i2c.attach(0x21, b)
     result = env.xfer((0x20, 1), (0x21, 1), (0x20, b"\x07"))
     assert result == [(OK, b"\xaa"), (OK, b"\xbb"), (OK, b"")]
-    # Each model sees one start and one end around the whole transfer.
-    assert a.calls == [("start", None), ("read", 1), ("write", b"\x07"), ("end", None)]
+    # Each device sees each run of messages to its address as a transfer of its own: a
+    # repeated start with another address ends what it saw.
+    assert a.calls == [
+        *[("start", None), ("read", 1), ("end", None)],
+        *[("start", None), ("write", b"\x07"), ("end", None)],
+    ]
     assert b.calls == [("start", None), ("read", 1), ("end", None)]
 
 

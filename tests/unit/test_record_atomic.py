@@ -21,8 +21,8 @@ import pytest
 
 from roadtest.cli import main
 from roadtest.recorder import record_command
-from roadtest.recorder.format import Header, write_trace_atomic
 from roadtest.recorder.record_command import record
+from roadtest.trace.format import Header, write_trace_atomic
 
 OLD = {
     "tps62864/test_a.rtrace": b"old a",

@@ -1,71 +1,46 @@
-"""Recording a device's I/O and replaying it, driven directly (no guest, no backend)."""
+"""Recording a device's I/O and replaying it, on a bus driven directly (no guest, no virtio)."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import serve
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
-from roadtest.models.base import I2CModel, ModelError
+from roadtest.backend.i2c import I2CBus
+from roadtest.models.base import I2CModel, Input, ModelError, SimpleSMBusModel
 from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
-from roadtest.recorder.format import Header, load_trace, write_trace_atomic
 from roadtest.recorder.record_command import record
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayError, ReplayHooks
-from roadtest.testing.devices import I2CDevice
-from roadtest.testing.session import BoundDevice
+from roadtest.testing.hooks import DeviceHooks
+from roadtest.trace.format import Header, load_trace, write_trace_atomic
+from roadtest.trace.names import TracedDevice
 
 TEST = "tests/drivers/regulator/test_x.py::test_a[p]"
+DEV = TracedDevice("ti,tps62864", 0x48, "test_x.DEV", ("irq",))
 
 
-def bound(model: I2CModel, line: GpioLine) -> BoundDevice[I2CModel]:
-    device = I2CDevice("ti,tps62864", TPS6286x, "", origin="test_x.DEV")
-    return BoundDevice(
-        session=None,  # type: ignore[arg-type]
-        bus="i2c",
-        device=device,
-        model=model,
-        addr=0x48,
-        gpios={"irq": line.index},
-        lines={"irq": line},
-        name="0-0048",
-        path=None,  # type: ignore[arg-type]
-    )
+def attach(hooks: DeviceHooks, model: I2CModel, line: GpioLine, test: str = TEST) -> I2CBus:
+    """A bus with `hooks`' handler (and observer) for DEV, as the session attaches it."""
+    bus = I2CBus()
+    handler, observer = hooks.attached(test, DEV, model, {"irq": line})
+    bus.attach(DEV.address, handler, observer)
+    return bus
 
 
-def transfer(bus: I2CModel, *msgs: bytes | int) -> list[bytes]:
+def transfer(bus: I2CBus, *msgs: bytes | int) -> list[bytes]:
     """One transfer: bytes are writes, ints are read lengths; returns what was read.
-
-    It runs on another thread, as the backend's does: what the model sets on
-    itself while serving it is not the test injecting values."""
-    out: list[bytes] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        bus.start_transfer()
-        try:
-            for msg in msgs:
-                if isinstance(msg, int):
-                    out.append(bus.read(msg))
-                else:
-                    bus.write(msg)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            bus.end_transfer()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return out
+    Raises what was reported, as the test would see it."""
+    answers, faults = serve(bus, DEV.address, *msgs)
+    if faults:
+        raise faults[0][1]
+    return [data for (_, data), msg in zip(answers, msgs, strict=True) if isinstance(msg, int)]
 
 
-def driver(bus: I2CModel, vout: int = 0x50) -> None:
+def driver(bus: I2CBus, vout: int = 0x50) -> None:
     """What a driver does: read VOUT1, set it, enable."""
     assert transfer(bus, bytes([REG_VOUT1]), 1) == [b"\x64"]
     transfer(bus, bytes([REG_VOUT1, vout]))
@@ -80,14 +55,11 @@ def line() -> GpioLine:
 @pytest.fixture
 def golden(tmp_path: Path, line: GpioLine) -> Path:
     hooks = RecordingHooks(tmp_path / "traces", "6.12.0-test")
-    model = TPS6286x()
-    dev = bound(model, line)
-    bus = hooks.attached(TEST, dev)
-    hooks.marker(dev, "bind", dev.name)
+    bus = attach(hooks, TPS6286x(), line)
+    hooks.marker(DEV, "bind", None)
     driver(bus)
-    model.status = 0x04  # the test injects a value
     line.set(True)  # the model raises (and here releases) its interrupt
-    assert hooks.detached(dev) == []
+    assert hooks.detached(DEV) == []
     return tmp_path / "traces"
 
 
@@ -98,25 +70,52 @@ def test_record_writes_one_trace_per_test_and_device(golden: Path) -> None:
     assert header.test == TEST and header.model == "roadtest.models.tps6286x:TPS6286x"
     assert header.regbytes == 1 and header.extra["device"] == "test_x.DEV"
     kinds = [e["kind"] for e in events]
-    assert kinds == ["marker", "i2c", "i2c", "i2c", "marker", "irq"]
+    assert kinds == ["marker", "i2c", "i2c", "i2c", "irq"]
     first = events[1]["msgs"]
     assert [(m["flags"], m["data"], m["status"]) for m in first] == [
         (1, bytes([REG_VOUT1]), 0),  # FAIL_NEXT: joined with the read
         (2, b"\x64", 0),
     ]
-    assert events[4]["detail"] == {"attr": "status", "value": 4}
-    assert events[5]["level"] == 1
+    assert events[4]["level"] == 1
+
+
+class Sensor(SimpleSMBusModel):
+    level = Input[int]()  # what the chip senses: the test sets it
+
+    def __init__(self) -> None:
+        super().__init__({0x00: 0})
+        self.level = 0
+
+    def reg_write(self, addr: int, val: int) -> None:
+        super().reg_write(addr, val)
+        self.level = val  # the model's own set, on the backend's thread
+
+
+def test_the_inputs_the_test_sets_are_markers(tmp_path: Path, line: GpioLine) -> None:
+    hooks = RecordingHooks(tmp_path, "k")
+    model = Sensor()
+    bus = attach(hooks, model, line)
+    model.level = 7
+    transfer(bus, b"\x00\x05")
+    hooks.detached(DEV)
+    model.level = 9  # no longer recorded
+    assert type(model) is Sensor  # the model is observed, not changed
+    (path,) = tmp_path.rglob("*.rtrace")
+    _, events = load_trace(path)
+    assert [(e["kind"], e.get("detail")) for e in events] == [
+        ("marker", {"attr": "level", "value": 7}),
+        ("i2c", None),
+    ]
 
 
 def test_replay_of_the_same_driver_matches(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
     model = TPS6286x()
-    dev = bound(model, line)
-    player = hooks.attached(TEST, dev)
-    hooks.marker(dev, "bind", dev.name)
+    player = attach(hooks, model, line)
+    hooks.marker(DEV, "bind", None)
     driver(player)
     line.set(True)  # the test does what it did when recording
-    assert hooks.detached(dev) == []
+    assert hooks.detached(DEV) == []
     # The test's model saw the writes, so its write log and state still hold.
     model.assert_reg_write_once(REG_VOUT1, 0x50)
 
@@ -125,9 +124,8 @@ def test_an_interrupt_the_test_no_longer_raises_fails_the_replay(
     golden: Path, line: GpioLine
 ) -> None:
     hooks = ReplayHooks(golden)
-    dev = bound(TPS6286x(), line)
-    driver(hooks.attached(TEST, dev))
-    (failure,) = hooks.detached(dev)
+    driver(attach(hooks, TPS6286x(), line))
+    (failure,) = hooks.detached(DEV)
     assert "interrupt line levels differ" in failure
 
 
@@ -140,22 +138,20 @@ def test_without_a_model_the_player_raises_the_recorded_interrupts(
     write_trace_atomic(path, header, events)
     hooks = ReplayHooks(golden)
     model = TPS6286x()
-    dev = bound(model, line)
     line.set(False)
-    player = hooks.attached(TEST, dev)
+    player = attach(hooks, model, line)
     driver(player)
     assert line.input is True  # raised again right after transfer 3
-    assert hooks.detached(dev) == []
+    assert hooks.detached(DEV) == []
     assert model.reg_writes(REG_VOUT1) == []  # no model took part
 
 
 def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
-    dev = bound(TPS6286x(), line)
-    player = hooks.attached(TEST, dev)
+    player = attach(hooks, TPS6286x(), line)
     with pytest.raises(ModelError, match=r"write VOUT1\(0x01\) = 0x51, expected 0x50"):
         driver(player, vout=0x51)
-    (failure,) = hooks.detached(dev)
+    (failure,) = hooks.detached(DEV)
     assert "diverged at event 2 (transfer 2 of 3)" in failure
     assert "read VOUT1(0x01) -> 0x64" in failure  # the events before it
     assert hooks.outcomes[0].consumed == 1
@@ -163,10 +159,9 @@ def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioL
 
 def test_a_driver_that_stops_early_fails(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
-    dev = bound(TPS6286x(), line)
-    player = hooks.attached(TEST, dev)
+    player = attach(hooks, TPS6286x(), line)
     transfer(player, bytes([REG_VOUT1]), 1)
-    (failure,) = hooks.detached(dev)
+    (failure,) = hooks.detached(DEV)
     assert "stopped after transfer 1 of 3" in failure
     assert "write VOUT1(0x01) = 0x50" in failure
 
@@ -177,23 +172,24 @@ def test_a_recorded_nack_is_replayed(tmp_path: Path, line: GpioLine) -> None:
             raise ModelError("no")
 
     hooks = RecordingHooks(tmp_path, "k")
-    dev = bound(Refusing(), line)
-    bus = hooks.attached(TEST, dev)
+    bus = attach(hooks, Refusing(), line)
     with pytest.raises(ModelError):
         transfer(bus, bytes([REG_CONTROL]), 1)
-    hooks.detached(dev)
+    hooks.detached(DEV)
+    (path,) = tmp_path.rglob("*.rtrace")
+    header, events = load_trace(path)
+    header.model = ""  # as from hardware: no model to raise again, the trace answers
+    write_trace_atomic(path, header, events)
     replay = ReplayHooks(tmp_path)
-    dev = bound(TPS6286x(), line)
-    player = replay.attached(TEST, dev)
-    with pytest.raises(ModelError, match="NACKed"):
-        transfer(player, bytes([REG_CONTROL]), 1)
-    assert replay.detached(dev) == []
+    player = attach(replay, TPS6286x(), line)
+    assert serve(player, DEV.address, bytes([REG_CONTROL]), 1) == ([(0, b"\x03"), (1, b"")], [])
+    assert replay.detached(DEV) == []
 
 
 def test_a_device_without_a_golden_trace_is_one_clear_error(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
     with pytest.raises(ReplayError, match=r"no golden trace for .*test_b .*roadtest record"):
-        hooks.attached("tests/drivers/regulator/test_x.py::test_b", bound(TPS6286x(), line))
+        attach(hooks, TPS6286x(), line, test="tests/drivers/regulator/test_x.py::test_b")
 
 
 def fake_run(staging_trace: bytes | None, status: int) -> Any:
@@ -229,14 +225,13 @@ def test_record_replaces_golden_traces_only_after_a_passing_run(tmp_path: Path) 
 
 def replay_reads(golden: Path, line: GpioLine, reads: int) -> ReplayHooks:
     hooks = ReplayHooks(golden)
-    dev = bound(TPS6286x(), line)
-    player = hooks.attached(TEST, dev)
+    player = attach(hooks, TPS6286x(), line)
     for _ in range(reads):
         assert transfer(player, bytes([REG_VOUT1]), 1) == [b"\x64"]
     transfer(player, bytes([REG_VOUT1, 0x50]))
     transfer(player, bytes([REG_CONTROL, 0x6B]))
     line.set(True)
-    assert hooks.detached(dev) == [], reads
+    assert hooks.detached(DEV) == [], reads
     return hooks
 
 
@@ -251,20 +246,38 @@ def test_a_recorded_repeat_the_driver_does_not_make_is_tolerated(
     tmp_path: Path, line: GpioLine
 ) -> None:
     hooks = RecordingHooks(tmp_path, "k")
-    dev = bound(TPS6286x(), line)
-    bus = hooks.attached(TEST, dev)
+    bus = attach(hooks, TPS6286x(), line)
     transfer(bus, bytes([REG_VOUT1]), 1)
     driver(bus)  # a second, identical read
     line.set(True)
-    hooks.detached(dev)
+    hooks.detached(DEV)
     assert replay_reads(tmp_path, line, 1).outcomes[0].tolerated == 1
 
 
 def test_a_repeated_write_is_not_tolerated(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
-    dev = bound(TPS6286x(), line)
-    player = hooks.attached(TEST, dev)
+    player = attach(hooks, TPS6286x(), line)
     transfer(player, bytes([REG_VOUT1]), 1)
     transfer(player, bytes([REG_VOUT1, 0x50]))
     with pytest.raises(ModelError, match="expected"):
         transfer(player, bytes([REG_VOUT1, 0x50]))
+
+
+def test_an_old_trace_of_a_failed_transfer_still_replays(tmp_path: Path, line: GpioLine) -> None:
+    # Recorded before the recorder observed the wire: a refused write, its flags 0,
+    # without the read that the bus skipped after it.
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864", regbytes=1)
+    header.extra["device"] = DEV.origin
+    old = [{"flags": 0, "len": 2, "data": b"\x10\x01", "status": 1}]
+    ok = [{"flags": 0, "len": 2, "data": bytes([REG_VOUT1, 0x50]), "status": 0}]
+    (tmp_path / "tps62864").mkdir()
+    write_trace_atomic(
+        tmp_path / "tps62864" / "test_a-p.rtrace",
+        header,
+        [{"kind": "i2c", "msgs": old}, {"kind": "i2c", "msgs": ok}],
+    )
+    hooks = ReplayHooks(tmp_path)
+    bus = attach(hooks, TPS6286x(), line)
+    assert serve(bus, DEV.address, b"\x10\x01", 1) == ([(1, b"\x10\x01"), (1, b"")], [])
+    assert transfer(bus, bytes([REG_VOUT1, 0x50])) == []
+    assert hooks.detached(DEV) == []

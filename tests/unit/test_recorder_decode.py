@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from roadtest.recorder import Decoder, Header
-from roadtest.recorder.decode import differing_fields, register_names
+from roadtest.trace.decode import Decoder, differing_fields, register_names
+from roadtest.trace.format import Header
 
 TPS = "roadtest.models.tps6286x:TPS6286x"
 

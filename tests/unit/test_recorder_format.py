@@ -17,7 +17,7 @@ import msgpack
 import pytest
 
 from roadtest.errors import RoadtestError
-from roadtest.recorder import (
+from roadtest.trace.format import (
     FORMAT,
     SCHEMA_VERSION,
     Header,
@@ -254,7 +254,7 @@ def test_a_writer_killed_with_sigkill_leaves_every_flushed_event(tmp_path: Path)
     script = textwrap.dedent(
         f"""
         import sys, time
-        from roadtest.recorder import Header, TraceWriter
+        from roadtest.trace.format import Header, TraceWriter
         writer = TraceWriter({str(path)!r}, Header(kernel="k", test="t", address=0x10,
                              compatible="c"), flush_every=int(sys.argv[1]))
         for i in range(100):

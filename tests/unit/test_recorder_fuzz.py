@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roadtest.recorder import Decoder, Header, TraceError, TraceWriter, read_trace, validate_event
+from roadtest.trace.decode import Decoder
+from roadtest.trace.format import Header, TraceError, TraceWriter, read_trace, validate_event
 
 FUZZ = settings(
     max_examples=100,

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
-from test_record_replay import TEST, bound, driver
+from test_record_replay import DEV, TEST, attach, driver
 
 from roadtest.backend.gpio import VirtioGpio
+from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.errors import RoadtestError
 from roadtest.models.base import ModelError
 from roadtest.models.tps6286x import TPS6286x
-from roadtest.recorder.format import Header, load_trace, write_trace_atomic
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
+from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
 REPO = Path(__file__).resolve().parents[2]
@@ -109,12 +110,10 @@ def record_golden(golden: Path, *tests: str) -> Path:
     line = VirtioGpio(ngpio=2).line(1)
     hooks = RecordingHooks(golden, "6.12.0-test")
     for test in tests:
-        model = TPS6286x()
-        dev = bound(model, line)
-        bus = hooks.attached(test, dev)
-        hooks.marker(dev, "bind", dev.name)
+        bus = attach(hooks, TPS6286x(), line, test)
+        hooks.marker(DEV, "bind", None)
         driver(bus)
-        assert hooks.detached(dev) == []
+        assert hooks.detached(DEV) == []
     return golden
 
 
@@ -139,14 +138,13 @@ class FakePytest:
         for node_id in node_ids:
             test_id = str(Path(node_id.split("::")[0]).relative_to(self.root))
             test_id += "::" + node_id.split("::", 1)[1]
-            dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
             try:
-                player = hooks.attached(test_id, dev)
-                hooks.marker(dev, "bind", None)
+                player = attach(hooks, TPS6286x(), VirtioGpio(ngpio=2).line(1), test_id)
+                hooks.marker(DEV, "bind", None)
                 driver(player)
             except (ModelError, AssertionError):
                 failed += 1
-            failed += bool(hooks.detached(dev))
+            failed += bool(hooks.detached(DEV))
         return 1 if failed else 0
 
 
@@ -220,11 +218,10 @@ def test_a_huge_transfer_makes_a_short_summary(tmp_path: Path, root: Path) -> No
     msgs = [{"flags": 0, "len": 2, "data": b"\x01\x50", "status": 0}] * 65536
     raw_trace(tmp_path / "a.rtrace", header, {"kind": "i2c", "msgs": msgs})
     hooks = ReplayHooks(tmp_path)
-    dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
-    player = hooks.attached(TEST, dev)
+    player = attach(hooks, TPS6286x(), VirtioGpio(ngpio=2).line(1))
     with pytest.raises(ModelError):
         driver(player)
-    hooks.detached(dev)
+    hooks.detached(DEV)
     (outcome,) = hooks.outcomes
     assert "characters left out" in outcome.failure and len(outcome.failure) < 2000
 
@@ -321,15 +318,13 @@ def test_the_player_holds_a_window_of_the_trace_not_all_of_it(tmp_path: Path) ->
     count = 20_000
     write_trace_atomic(tmp_path / "big.rtrace", header, [{"kind": "i2c", "msgs": read}] * count)
     hooks = ReplayHooks(tmp_path)
-    dev = bound(TPS6286x(), VirtioGpio(ngpio=2).line(1))
-    player = hooks.attached(TEST, dev)
+    bus = attach(hooks, TPS6286x(), VirtioGpio(ngpio=2).line(1))
+    (player,) = hooks.players.values()
     held = 0
     for _ in range(count):
-        player.start_transfer()
-        player.write(b"\x01")
-        player.read(1)
-        player.end_transfer()
-        held = max(held, len(player.events._buf))  # type: ignore[attr-defined]
-    assert hooks.detached(dev) == []
+        transfer = Transfer(DEV.address, [I2CMessage(1, 1, b"\x01"), I2CMessage(2, 1, b"")])
+        assert bus.serve(transfer)
+        held = max(held, len(player.events._buf))
+    assert hooks.detached(DEV) == []
     assert hooks.outcomes[0].transfers == count
     assert held < count // 4

@@ -16,7 +16,7 @@ import msgpack
 import pytest
 from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
 
-from roadtest.recorder import Header, TraceWriter
+from roadtest.trace.format import Header, TraceWriter
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
 

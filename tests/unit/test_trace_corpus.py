@@ -30,13 +30,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
+from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.cli import main
 from roadtest.models.base import I2CModel, ModelError
-from roadtest.recorder.format import I2C_M_RD, Header, load_trace
 from roadtest.replayer.player import ReplayHooks, TracePlayer
-from roadtest.testing.devices import I2CDevice
-from roadtest.testing.session import BoundDevice
+from roadtest.trace.format import Header, load_trace
+from roadtest.trace.names import TracedDevice
 
+I2C_M_RD = 1 << 1  # virtio-i2c read flag (include/uapi/linux/virtio_i2c.h)
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = [
     REPO / "traces" / "opt3001" / "test_illuminance.rtrace",
@@ -108,21 +109,20 @@ class _Anything(I2CModel):
 class _Bus:
     """Drives a player as the driver of the original trace did, event for event."""
 
-    def __init__(self, player: I2CModel, lines: dict[str, GpioLine], model: bool) -> None:
+    def __init__(self, player: TracePlayer, lines: dict[str, GpioLine], model: bool) -> None:
         self.player, self.lines, self.model = player, lines, model
 
     def play(self, event: dict[str, Any]) -> None:
-        assert isinstance(self.player, TracePlayer)
         if event["kind"] == "i2c":
-            self.player.start_transfer()
-            try:
-                for msg in event["msgs"]:
-                    if msg["flags"] & I2C_M_RD:
-                        self.player.read(msg["len"])
-                    else:
-                        self.player.write(msg["data"])
-            finally:
-                self.player.end_transfer()
+            # What the driver sent: the bytes of its writes, the lengths of its reads.
+            sent = [
+                I2CMessage(m["flags"], m["len"], b"" if m["flags"] & I2C_M_RD else m["data"])
+                for m in event["msgs"]
+            ]
+            transfer = Transfer(0, sent)
+            self.player.transfer(transfer)
+            for _, exc in transfer.faults or ():
+                raise exc
         elif event["kind"] == "gpio":
             line = self.lines[event["name"]]
             self.player.observe_gpio(line, event["op"], event["value"], event["status"])
@@ -145,28 +145,19 @@ def check_replay(original: Path, damaged: Path, prefix: bool = True) -> str:
     names = {e["name"] for e in events if e["kind"] in ("gpio", "irq")}
     gpio = VirtioGpio(ngpio=max(2, len(names)))
     lines = {name: gpio.line(i) for i, name in enumerate(sorted(names))}
-    device = I2CDevice(header.compatible, _Anything, "", origin=str(header.extra["device"]))
-    bound: BoundDevice[I2CModel] = BoundDevice(
-        session=None,  # type: ignore[arg-type]
-        bus="i2c",
-        device=device,
-        model=_Anything(),
-        addr=header.address,
-        gpios={name: line.index for name, line in lines.items()},
-        lines=lines,
-        name="0-0000",
-        path=None,  # type: ignore[arg-type]
+    device = TracedDevice(
+        header.compatible, header.address, str(header.extra["device"]), tuple(lines)
     )
-    player = hooks.attached(header.test, bound)
+    hooks.attached(header.test, device, _Anything(), lines)
+    player = hooks.players[device]
     bus = _Bus(player, lines, bool(header.model))
-    assert isinstance(player, TracePlayer)
     for event in events:
         try:
             bus.play(event)
-        except ModelError:  # a recorded NACK; or the player failed, at the damage
+        except ModelError:  # the player failed, at the damage
             if player.failure:
                 break
-    failures = hooks.detached(bound)
+    failures = hooks.detached(device)
     (outcome,) = hooks.outcomes
     if not outcome.failure:
         assert failures == []

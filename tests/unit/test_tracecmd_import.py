@@ -16,22 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Result, Roadtest, cli_runner
+from helpers import Result, Roadtest, cli_runner, serve
 
-from roadtest.models.base import I2CModel, ModelError
+from roadtest.backend.i2c import I2CBus
+from roadtest.models.base import ModelError
 from roadtest.models.opt3001 import OPT3001
-from roadtest.recorder import Decoder, load_trace
-from roadtest.recorder.format import I2C_FAIL_NEXT, I2C_M_RD
 from roadtest.recorder.tracecmd import TraceCmdError, import_trace_cmd, read_capture
-from roadtest.replayer.player import ReplayError, ReplayHooks, TracePlayer
-from roadtest.testing.devices import I2CDevice
-from roadtest.testing.session import BoundDevice
+from roadtest.replayer.player import ReplayError, ReplayHooks
+from roadtest.trace.decode import Decoder
+from roadtest.trace.format import load_trace
+from roadtest.trace.names import TracedDevice
 
 REPORT = Path(__file__).parent / "data" / "tracecmd-report.txt"
 LINES = REPORT.read_text().splitlines(keepends=True)
 TEST = "tests/drivers/iio/light/test_opt3001.py::test_illuminance"
 ROADTEST = Path(sys.executable).with_name("roadtest")
-W, R = 0, I2C_M_RD  # message flags as recorded
+# virtio-i2c message flags as recorded (include/uapi/linux/virtio_i2c.h)
+I2C_FAIL_NEXT, I2C_M_RD = 1 << 0, 1 << 1
+W, R = 0, I2C_M_RD
 
 
 @pytest.fixture
@@ -136,6 +138,20 @@ def test_failed_transfers_fail_from_the_message_the_adapter_stopped_at(tmp_path:
     _, events = load_trace(out)
     # Nothing answered: ret=0, no message was carried out.
     assert msgs(events[0]) == [(W | I2C_FAIL_NEXT, b"\x00", 1), (R, b"", 1)]
+
+
+def test_a_transfer_that_failed_part_way_replays(tmp_path: Path) -> None:
+    out = tmp_path / "golden" / "refusing" / "board.rtrace"
+    import_trace_cmd(REPORT, out, addr=0x51, compatible="roadtest,refusing", test=TEST)
+    _, events = load_trace(out)
+    hooks = ReplayHooks(tmp_path / "golden")
+    dev = TracedDevice("roadtest,refusing", 0x51, "test_x.REFUSING")
+    bus, _ = attach(hooks, dev)
+    assert serve(bus, 0x51, 1) == ([(0, b"\x00")], [])
+    # The board's device took the register write and refused the read: so does replay.
+    assert serve(bus, 0x51, b"\xf0", 1) == ([(0, b"\xf0"), (1, b"")], [])
+    assert hooks.detached(dev) == []
+    assert hooks.outcomes[0].consumed == len(events) == 2
 
 
 def test_a_negative_ret_fails_every_message(tmp_path: Path) -> None:
@@ -417,37 +433,29 @@ def test_errors_are_roadtest_errors() -> None:
 # Replay of an imported trace: no model, and found by test and compatible
 
 
-def bound(
-    compatible: str = "ti,opt3001",
-    origin: str = "test_opt3001.SENSOR",
-    model: I2CModel | None = None,
-) -> BoundDevice[I2CModel]:
-    return BoundDevice(
-        session=None,  # type: ignore[arg-type]
-        bus="i2c",
-        device=I2CDevice(compatible, OPT3001, "", origin=origin),
-        model=model or OPT3001(),
-        addr=0x44,
-        gpios={},
-        lines={},
-        name="0-0044",
-        path=None,  # type: ignore[arg-type]
-    )
+def device(origin: str = "test_opt3001.SENSOR", compatible: str = "ti,opt3001") -> TracedDevice:
+    return TracedDevice(compatible, 0x44, origin)
 
 
-def play(player: I2CModel, event: dict[str, Any], change: bytes | None = None) -> list[bytes]:
+def attach(hooks: ReplayHooks, dev: TracedDevice, test: str = TEST) -> tuple[I2CBus, OPT3001]:
+    """The test's device on a bus, with the player the hooks chose for it."""
+    model = OPT3001()
+    handler, observer = hooks.attached(test, dev, model, {})
+    bus = I2CBus()
+    bus.attach(dev.address, handler, observer)
+    return bus, model
+
+
+def play(bus: I2CBus, event: dict[str, Any], change: bytes | None = None) -> list[bytes]:
     """What the driver did in the recorded transfer (a write changed to `change`)."""
-    got: list[bytes] = []
-    player.start_transfer()
-    try:
-        for m in event["msgs"]:
-            if m["flags"] & I2C_M_RD:
-                got.append(player.read(m["len"]))
-            else:
-                player.write(change if change is not None else m["data"])
-    finally:
-        player.end_transfer()
-    return got
+    msgs = [
+        m["len"] if m["flags"] & I2C_M_RD else (change if change is not None else m["data"])
+        for m in event["msgs"]
+    ]
+    answers, faults = serve(bus, 0x44, *msgs)
+    if faults:
+        raise faults[0][1]
+    return [data for (_, data), m in zip(answers, msgs, strict=True) if isinstance(m, int)]
 
 
 @pytest.fixture
@@ -460,12 +468,10 @@ def golden(tmp_path: Path) -> Path:
 def test_an_imported_trace_replays_for_the_tests_device_of_its_compatible(golden: Path) -> None:
     _, events = load_trace(golden / "opt3001" / "test_illuminance.rtrace")
     hooks = ReplayHooks(golden)
-    model = OPT3001()
-    dev = bound(model=model)
-    player = hooks.attached(TEST, dev)
-    answers = [play(player, e) for e in events]
+    bus, model = attach(hooks, device())
+    answers = [play(bus, e) for e in events]
     assert answers[9] == [b"\x34\x56"]  # the recorded RESULT, with no model behind it
-    assert hooks.detached(dev) == []
+    assert hooks.detached(device()) == []
     assert model.reg_writes(0x01) == []  # the test's model took no part
     assert hooks.outcomes[0].consumed == 12
 
@@ -473,31 +479,30 @@ def test_an_imported_trace_replays_for_the_tests_device_of_its_compatible(golden
 def test_a_changed_write_diverges(golden: Path) -> None:
     _, events = load_trace(golden / "opt3001" / "test_illuminance.rtrace")
     hooks = ReplayHooks(golden)
-    dev = bound()
-    player = hooks.attached(TEST, dev)
+    bus, _ = attach(hooks, device())
     for event in events[:3]:
-        play(player, event)
+        play(bus, event)
     with pytest.raises(ModelError, match="diverged at event 3"):
-        play(player, events[3], change=b"\x01\xc8\x11")
-    (failure,) = hooks.detached(dev)
+        play(bus, events[3], change=b"\x01\xc8\x11")
+    (failure,) = hooks.detached(device())
     assert "transfer 4 of 12" in failure
 
 
 def test_the_fallback_needs_the_compatible_and_one_trace(golden: Path, tmp_path: Path) -> None:
     hooks = ReplayHooks(golden)
     with pytest.raises(ReplayError, match="no golden trace for"):
-        hooks.attached(TEST, bound(compatible="ti,opt3002"))
+        attach(hooks, device(compatible="ti,opt3002"))
     with pytest.raises(ReplayError, match="no golden trace for"):
-        hooks.attached(TEST + "x", bound())
+        attach(hooks, device(), TEST + "x")
     # Two devices of the compatible in one test cannot share a trace that names neither.
-    hooks.attached(TEST, bound(origin="m.A"))
+    attach(hooks, device("m.A"))
     with pytest.raises(ReplayError, match=r"names no device, .* two ti,opt3001 devices"):
-        hooks.attached(TEST, bound(origin="m.B"))
+        attach(hooks, device("m.B"))
     # Two such traces for one test and compatible: which one is meant is not known.
     second = golden / "opt3001" / "board2.rtrace"
     import_trace_cmd(REPORT, second, addr=0x44, compatible="ti,opt3001", test=TEST)
     with pytest.raises(ReplayError, match="2 golden traces for .* name no device"):
-        ReplayHooks(golden).attached(TEST, bound())
+        attach(ReplayHooks(golden), device())
 
 
 def test_a_trace_naming_the_device_comes_first(golden: Path) -> None:
@@ -506,8 +511,8 @@ def test_a_trace_naming_the_device_comes_first(golden: Path) -> None:
         REPORT, named, addr=0x50, compatible="ti,opt3001", test=TEST, device="m.SENSOR"
     )
     hooks = ReplayHooks(golden)
-    mine = hooks.attached(TEST, bound(origin="m.SENSOR"))
-    other = hooks.attached(TEST, bound(origin="m.OTHER"))
-    assert isinstance(mine, TracePlayer) and isinstance(other, TracePlayer)
+    attach(hooks, device("m.SENSOR"))
+    attach(hooks, device("m.OTHER"))
+    mine, other = hooks.players[device("m.SENSOR")], hooks.players[device("m.OTHER")]
     assert mine.path == named
     assert other.path == golden / "opt3001" / "test_illuminance.rtrace"

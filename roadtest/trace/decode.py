@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from roadtest.recorder.format import I2C_M_RD, STATUS_OK, Header, printable
+from roadtest.text import printable
+from roadtest.trace.format import Header
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 
 # Only our own models' modules are imported to name registers: a trace from
 # elsewhere cannot make us import (and so run) anything else, not even
@@ -135,12 +137,12 @@ class Decoder:
             flags = [int(m["flags"]) for m in msgs]
             datas = [m["data"] for m in msgs]
             lengths = [int(m["len"]) for m in msgs]
-            failed = any(m["status"] != STATUS_OK for m in msgs)
+            failed = any(m["status"] != VIRTIO_I2C_MSG_OK for m in msgs)
         except (KeyError, TypeError, ValueError):
             return None
         if not all(isinstance(d, (bytes, bytearray)) for d in datas):
             return None
-        reads = [bool(f & I2C_M_RD) for f in flags]
+        reads = [bool(f & VIRTIO_I2C_FLAGS_M_RD) for f in flags]
         if len(msgs) == 1 and not reads[0] and datas[0]:
             data = bytes(datas[0])
             if len(data) == 1:
@@ -186,9 +188,9 @@ class Decoder:
             if not isinstance(m, Mapping):
                 parts.append(repr(m))
                 continue
-            failed = m.get("status", STATUS_OK) != STATUS_OK
+            failed = m.get("status", VIRTIO_I2C_MSG_OK) != VIRTIO_I2C_MSG_OK
             data = m.get("data", b"")
-            if isinstance(m.get("flags"), int) and m["flags"] & I2C_M_RD:
+            if isinstance(m.get("flags"), int) and m["flags"] & VIRTIO_I2C_FLAGS_M_RD:
                 shown = "NACK" if failed else (_hex(data) if data else "?")
                 parts.append(f"r {m.get('len')}: {shown}")
             else:
@@ -222,7 +224,7 @@ class Decoder:
         if kind == "gpio":
             op = event.get("op")
             value = self._gpio_value(op, event.get("value"))
-            failed = event.get("status", STATUS_OK) != STATUS_OK
+            failed = event.get("status", VIRTIO_I2C_MSG_OK) != VIRTIO_I2C_MSG_OK
             text = f"gpio {self._line(event)} {op}"
             if op in ("get_direction", "get_value"):
                 return f"{text} -> {'ERR' if failed else value}"

@@ -47,6 +47,8 @@ import lz4.frame
 import msgpack
 
 from roadtest.errors import RoadtestError
+from roadtest.text import printable
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
 
 FORMAT: Final = "roadtest-trace"
 SCHEMA_VERSION: Final = 1
@@ -58,11 +60,6 @@ GPIO_OPS: Final = frozenset(
 )
 MARKERS: Final = frozenset({"bind", "unbind", "inject", "note"})  # the ones roadtest writes
 
-# virtio-i2c message flags and statuses, as recorded
-I2C_FAIL_NEXT: Final = 1 << 0
-I2C_M_RD: Final = 1 << 1
-STATUS_OK: Final = 0
-STATUS_ERR: Final = 1
 
 # How the writer compresses: HC level 3 with linked 64 KiB blocks compresses
 # small flushed blocks against the earlier ones (bench/bench_trace.py).
@@ -140,19 +137,6 @@ _repr.maxother = 60
 def shown(value: object) -> str:
     """A value read from a trace, for a message: short, one line, no terminal escapes."""
     return printable(_repr.repr(value), _MAX_SHOWN)
-
-
-def printable(text: str, limit: int | None = None) -> str:
-    """`text` with every non-printable character escaped (\\x1b, \\n, \\u202e), so that
-    what a trace holds cannot move the cursor or recolour a terminal, nor split
-    one line into two; longer than `limit` characters, its middle is left out."""
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
-    if limit is not None and len(text) > limit:
-        gap = len(text) - limit
-        head = limit * 2 // 3
-        text = f"{text[:head]} ...[{gap} characters left out]... {text[head + gap :]}"
-    return text
 
 
 def _type_name(value: object) -> str:
@@ -314,10 +298,10 @@ def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
             or type(status) is not int
             or not 0 <= flags <= 0xFFFFFFFF
             or length < 0
-            or not 0 <= status <= STATUS_ERR
+            or not 0 <= status <= VIRTIO_I2C_MSG_ERR
         ):
             return False
-        if flags & I2C_M_RD and status != STATUS_OK:
+        if flags & VIRTIO_I2C_FLAGS_M_RD and status != VIRTIO_I2C_MSG_OK:
             if data:
                 return False
         elif len(data) != length:
@@ -349,7 +333,7 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         if type(op) is not str or op not in GPIO_OPS:
             raise ValueError(f"{where}: unknown op {shown(op)}")
         _want_int(where, "value", _get(where, event, "value"), high=0xFFFFFFFF)
-        _want_int(where, "status", _get(where, event, "status"), high=STATUS_ERR)
+        _want_int(where, "status", _get(where, event, "status"), high=VIRTIO_I2C_MSG_ERR)
     elif kind == "irq":
         _want_int(where, "line", _get(where, event, "line"))
         _want_str(where, "name", _get(where, event, "name"))
@@ -371,13 +355,13 @@ def _validate_i2c_msg(where: str, msg: object) -> None:
     data = _get(where, msg, "data")
     if type(data) is not bytes:
         raise ValueError(f"{where}: 'data' must be bytes, not {_type_name(data)}")
-    status = _want_int(where, "status", _get(where, msg, "status"), high=STATUS_ERR)
-    if not flags & I2C_M_RD:
+    status = _want_int(where, "status", _get(where, msg, "status"), high=VIRTIO_I2C_MSG_ERR)
+    if not flags & VIRTIO_I2C_FLAGS_M_RD:
         if len(data) != length:
             raise ValueError(f"{where}: a write of 'len' {length} has {len(data)} data bytes")
-    elif status == STATUS_OK and len(data) != length:
+    elif status == VIRTIO_I2C_MSG_OK and len(data) != length:
         raise ValueError(f"{where}: a read of 'len' {length} returned {len(data)} bytes")
-    elif status != STATUS_OK and data:
+    elif status != VIRTIO_I2C_MSG_OK and data:
         raise ValueError(f"{where}: a failed read has {len(data)} data bytes, not none")
 
 

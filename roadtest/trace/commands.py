@@ -9,8 +9,9 @@ from collections import deque
 from itertools import zip_longest
 from typing import Any
 
-from roadtest.recorder.decode import Decoder, body
-from roadtest.recorder.format import Header, printable, read_trace, shown
+from roadtest.text import printable
+from roadtest.trace.decode import Decoder, body
+from roadtest.trace.format import Header, read_trace, shown
 
 _TRACE_CONTEXT = 3  # events shown before and after the first difference
 _DIFF_WIDTH = 1000  # characters of one event in a diff (a 65536-message transfer is 459 KB)

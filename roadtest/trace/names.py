@@ -1,0 +1,82 @@
+"""Which device and test a trace belongs to, and where it lives: DIR/<chip>/<test>.rtrace.
+
+Record writes traces under these names and replay finds them by the same.
+`TracedDevice` is how the test session names a device to them; `test_file`
+resolves the test a trace names (a pytest node id) to its file, refusing
+anything outside the repository's tests/.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from roadtest.errors import RoadtestError
+from roadtest.text import printable
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
+
+
+@dataclass(frozen=True)
+class TracedDevice:
+    """A device of a test, as record and replay know it (what the session tells them)."""
+
+    compatible: str  # the devicetree compatible, e.g. "ti,opt3001"
+    address: int  # its bus address
+    origin: str  # the test module's variable that declares it, e.g. "test_opt3001.SENSOR"
+    lines: tuple[str, ...] = ()  # the names of the GPIO lines it uses, e.g. ("irq",)
+
+
+def chip_name(compatible: str) -> str:
+    """The traces/ directory of a device: its compatible without the vendor."""
+    return compatible.split(",", 1)[-1]
+
+
+def trace_name(test_id: str) -> str:
+    """A stable, readable file name: `test_x[a b]` -> `test_x-a-b`."""
+    name = test_id.rsplit("::", 1)[-1]
+    return _UNSAFE.sub("-", name).strip("-")
+
+
+def shown_id(text: str) -> str:
+    """A test id or selection (from a trace, or the user's), for a message."""
+    return printable(text, 300)
+
+
+def test_file(root: Path, test_id: str) -> Path | None:
+    """The file of a trace's test (a pytest node id), only ever one under `root`/tests.
+
+    A trace from elsewhere names the test that replay imports and runs: a path
+    out of tests/ (absolute, `..`, a symlink out) is refused (RoadtestError). None
+    when the file or the test function does not exist (any more).
+    """
+    file, sep, name = test_id.partition("::")
+    rel = PurePosixPath(file)
+    tests = (root / "tests").resolve()
+    if (
+        not sep
+        or not name
+        or "\0" in test_id
+        or rel.is_absolute()
+        or ".." in rel.parts
+        or rel.parts[:1] != ("tests",)
+        or rel.suffix != ".py"
+    ):
+        raise RoadtestError(
+            f"its test {shown_id(test_id)} is not a test (FILE::NAME) under {root / 'tests'}"
+        )
+    path = root / rel
+    try:
+        if not path.resolve().is_relative_to(tests):
+            raise RoadtestError(f"its test {shown_id(test_id)} leads out of {root / 'tests'}")
+        if not path.is_file():
+            return None
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else "not UTF-8 text"
+        raise RoadtestError(f"its test {shown_id(test_id)}: cannot read its file: {why}") from None
+    function = name.split("[", 1)[0].rsplit("::", 1)[-1]
+    if re.search(rf"^\s*def {re.escape(function)}\(", source, re.M) is None:
+        return None
+    return path
