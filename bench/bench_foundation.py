@@ -18,11 +18,11 @@ from pathlib import Path
 
 from common import median_ms, roadtest_run_seconds
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
 from roadtest.machine.uml import UMLConfig, UMLGuest
 from roadtest.models.base import SimpleSMBusModel
 from roadtest.testing.devices import I2CDevice
-from roadtest.testing.plugin import repo_root
 from roadtest.testing.session import RoadtestSession
 
 ROOT = repo_root()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
+from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.testing import tracecmd_capture, verdicts
@@ -108,14 +109,6 @@ class TestLog:
 
     def backend_lines(self) -> list[str]:
         return _backend_log.records[self.backend_mark :]
-
-
-def repo_root() -> Path:
-    """The roadtest checkout: kernel-patches/ and the tests' config fragments live there."""
-    env = os.environ.get("ROADTEST_ROOT")
-    if env:
-        return Path(env).resolve()
-    return Path(__file__).resolve().parents[2]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

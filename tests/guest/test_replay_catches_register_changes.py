@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import Kernel, ensure_kernel
 from roadtest.kernel.external import build_external_module, vermagic
 from roadtest.recorder.format import read_trace
 from roadtest.recorder.recording import FLAG_M_RD
-from roadtest.testing.plugin import repo_root
 
 REPO = repo_root()
 ROADTEST = Path(sys.executable).with_name("roadtest")

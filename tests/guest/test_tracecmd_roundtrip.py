@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
 from roadtest.recorder import load_trace, write_trace_atomic
-from roadtest.testing.plugin import repo_root
 
 ROOT = repo_root()
 TEST_FILE = "tests/drivers/iio/light/test_opt3001.py"
