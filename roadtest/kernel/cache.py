@@ -58,9 +58,10 @@ def source_key(identity: SourceIdentity, patches: list[Path]) -> str:
     return _digest([b"roadtest-kernel-source", meta.encode(), *(p.read_bytes() for p in patches)])
 
 
-def build_key(src_key: str, fragments: list[Path]) -> str:
-    """Names one build: its source tree and the fragments' contents, in order."""
-    parts = [b"roadtest-kernel-build", KEY_VERSION.encode(), src_key.encode()]
+def build_key(src_key: str, fragments: list[Path], target: bytes) -> str:
+    """Names one build: its source tree, its target (Target.key_data()) and the fragments'
+    contents, in order."""
+    parts = [b"roadtest-kernel-build", KEY_VERSION.encode(), src_key.encode(), target]
     return _digest([*parts, *(f.read_bytes() for f in fragments)])
 
 

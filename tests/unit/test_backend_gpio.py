@@ -29,6 +29,7 @@ from roadtest.backend.gpio import (
     Direction,
     GpioLine,
     IrqType,
+    VirtioGpio,
 )
 from roadtest.backend.server import Backend
 from roadtest.backend.vhost_user import VHOST_USER_F_PROTOCOL_FEATURES, VIRTIO_F_VERSION_1
@@ -75,7 +76,7 @@ class Env:
 @pytest.fixture
 def env() -> Iterator[Env]:
     with tempfile.TemporaryDirectory(prefix="rt-gpio-") as d:
-        with Backend(Path(d), ngpio=16, gpio_names=NAMES) as backend:
+        with Backend(Path(d), devices=[VirtioGpio(16, NAMES)]) as backend:
             with FakeFrontend.connect(backend.gpio_socket) as fe:
                 fe.setup(2)
                 yield Env(backend, fe)

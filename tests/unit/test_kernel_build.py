@@ -178,7 +178,7 @@ class Fake:
             "import sys; from pathlib import Path; from roadtest.kernel import ensure_kernel\n"
             "k = ensure_kernel(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), "
             "progress=lambda m: None)\n"
-            "print(k.vmlinux, flush=True)\n"
+            "print(k.image, flush=True)\n"
             "if len(sys.argv) > 3: sys.stdin.read()\n"
         )
         return subprocess.Popen(
@@ -199,7 +199,7 @@ def test_first_call_builds_everything(fake: Fake) -> None:
     kernel = fake.ensure()
     assert fake.make_calls() == ["defconfig", "olddefconfig", "vmlinux modules", "modules_install"]
     assert kernel.release == "6.12.0-roadtest"
-    assert kernel.vmlinux == kernel.build_dir / "vmlinux" and kernel.vmlinux.is_file()
+    assert kernel.image == kernel.build_dir / "vmlinux" and kernel.image.is_file()
     assert kernel.modules_dir.name == "6.12.0-roadtest"
     assert (kernel.modules_dir / "modules.dep").is_file()
     assert "CONFIG_FAKE=m" in kernel.config.read_text()
