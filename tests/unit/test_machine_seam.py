@@ -127,3 +127,58 @@ def test_pytest_runs_tests_on_a_registered_machine(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
+
+
+MANY_DEVICES = """
+from roadtest.models.base import SimpleSMBusModel
+from roadtest.testing import I2CDevice
+
+for _i in range(60):  # two such modules need more addresses than one adapter has (112)
+    globals()[f"DEV{_i}"] = I2CDevice(
+        compatible="acme,sensor",
+        model=lambda: SimpleSMBusModel(regs={0: 0}),
+        dts='s{}@$addr$ {{ compatible = "acme,sensor"; reg = <0x$addr$>; }};'.format(_i),
+    )
+
+
+def test_uses_the_last_device(guest):
+    dev = guest.attach(DEV59)
+    assert guest.backend.i2c.bus.detach(dev.addr) is dev.model
+    guest.backend.i2c.attach(dev.addr, dev.model)
+    print("boots:", guest.boots)
+"""
+
+
+def test_pytest_boots_a_tree_per_module_when_one_does_not_fit(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_first.py").write_text(MANY_DEVICES)
+    (tmp_path / "test_second.py").write_text(MANY_DEVICES)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-s",
+            "--roadtest-machine",
+            "dummy",
+            "--roadtest-workdir",
+            str(tmp_path / "w"),
+            "test_first.py",
+            "test_second.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "ROADTEST_CACHE": str(tmp_path / "cache")},
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 passed" in run.stdout
+    # The second module's devices are in a second tree, booted before its test.
+    assert [line for line in run.stdout.splitlines() if "boots:" in line] == [
+        "test_first.py boots: 1",
+        "test_second.py boots: 2",
+    ]
