@@ -18,11 +18,12 @@ from pathlib import Path
 
 from common import median_ms, roadtest_run_seconds
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
-from roadtest.machine.uml import UMLConfig, UMLGuest
+from roadtest.machine.base import BootConfig
+from roadtest.machine.uml import UMLGuest
 from roadtest.models.base import SimpleSMBusModel
 from roadtest.testing.devices import I2CDevice
-from roadtest.testing.plugin import repo_root
 from roadtest.testing.session import RoadtestSession
 
 ROOT = repo_root()
@@ -44,7 +45,7 @@ def bench_boot(runs: int, cpu: int) -> None:
     boots, totals = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(runs):
-            guest = UMLGuest(UMLConfig(vmlinux=kernel.vmlinux, workdir=Path(tmp) / str(i), cpu=cpu))
+            guest = UMLGuest(BootConfig(image=kernel.image, workdir=Path(tmp) / str(i), cpu=cpu))
             start = time.monotonic()
             guest.start()
             boots.append(guest.boot_seconds)
@@ -115,7 +116,7 @@ def bench_guest_syscall(cpu: int) -> None:
             ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/guest_syscall_loop.c")], check=True
         )
         guest = UMLGuest(
-            UMLConfig(vmlinux=kernel.vmlinux, workdir=Path(tmp) / "g", cpu=cpu, time_travel=False)
+            BootConfig(image=kernel.image, workdir=Path(tmp) / "g", cpu=cpu, time_travel=False)
         )
         guest.start()
         try:

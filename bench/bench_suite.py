@@ -18,8 +18,8 @@ from pathlib import Path
 
 from common import median_ms, roadtest_run_seconds
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
-from roadtest.testing.plugin import repo_root
 
 ROOT = repo_root()
 

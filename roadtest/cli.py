@@ -9,14 +9,8 @@ import tempfile
 from pathlib import Path
 
 from roadtest import signals
+from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
-
-
-def _repo_root() -> Path:
-    from roadtest.testing.plugin import repo_root
-
-    return repo_root()
-
 
 _XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"}
 
@@ -25,7 +19,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from roadtest.kernel import build_main
     from roadtest.testing.coverage import kernel_fragments
 
-    root = _repo_root()
+    root = repo_root()
     return build_main(root, kernel_fragments(root) if args.coverage else None)
 
 
@@ -46,9 +40,9 @@ def run_pytest(pytest_args: list[str]) -> int:
     ]
     with_coverage = any(a.startswith("--roadtest-coverage") for a in pytest_args)
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
-    ensure_kernel(_repo_root(), fragments=kernel_fragments(_repo_root()) if with_coverage else None)
+    ensure_kernel(repo_root(), fragments=kernel_fragments(repo_root()) if with_coverage else None)
     if not any(not a.startswith("-") for a in pytest_args):
-        pytest_args = [*pytest_args, str(_repo_root() / "tests" / "drivers")]
+        pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     # Hypothesis' pytest plugin imports all of Hypothesis up front: ~0.9 s of every run here.
     # @given tests work without it; ROADTEST_HYPOTHESIS_PLUGIN=1 keeps it (for its options).
     if os.environ.get("ROADTEST_HYPOTHESIS_PLUGIN") != "1":
@@ -79,9 +73,7 @@ def _writable_dir(option: str, value: str) -> Path:
 def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
 
-    return record(
-        list(args.pytest_args), _writable_dir("--out", args.out), run_pytest, _repo_root()
-    )
+    return record(list(args.pytest_args), _writable_dir("--out", args.out), run_pytest, repo_root())
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -93,7 +85,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     golden = Path(args.golden)
     for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
         settle(out)  # a record killed while switching the tree: finish it before reading
-    return replay(Path(args.golden), list(args.selection), _repo_root(), run_pytest)
+    return replay(Path(args.golden), list(args.selection), repo_root(), run_pytest)
 
 
 def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
@@ -150,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
         "and interrupt of each device into DIR/<chip>/<test>.rtrace. The traces replace the "
         "old ones only if every test passed. Other arguments go to pytest.",
     )
-    record.add_argument("--out", default=str(_repo_root() / "traces"), metavar="DIR")
+    record.add_argument("--out", default=str(repo_root() / "traces"), metavar="DIR")
     record.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments")
     record.set_defaults(func=cmd_record)
     replay = sub.add_parser(
@@ -267,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             # Everything after `run` is pytest's, options first included (argparse would eat them).
             args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
         elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
-            rest, out = _take_option(argv[1:], "--out", str(_repo_root() / "traces"))
+            rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
         else:
             args = parser().parse_args(argv)

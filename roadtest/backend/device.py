@@ -64,10 +64,12 @@ def _log_only(error: BackendError) -> None:
 class VirtioDevice:
     """Base class of the devices: override the queue hooks and the config."""
 
-    device_id: int = 0
-    name: str = "virtio"
+    device_id: int = 0  # the virtio spec's device id
+    name: str = "virtio"  # its socket (<name>.sock) and its devicetree node and label
     num_queues: int = 1
     device_features: int = 0
+    # Devicetree properties of its node, besides the compatible (from device_id).
+    dt_properties: str = ""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()

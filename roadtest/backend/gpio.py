@@ -220,6 +220,10 @@ class VirtioGpio(VirtioDevice):
     name = "gpio"
     num_queues = 2
     device_features = VIRTIO_GPIO_F_IRQ
+    # Fragments use <&gpio N flags> for lines and interrupt-parent = <&gpio> for interrupts.
+    dt_properties = (
+        "gpio-controller;\n#gpio-cells = <2>;\ninterrupt-controller;\n#interrupt-cells = <2>;"
+    )
 
     def __init__(self, ngpio: int = 64, names: Sequence[str] | None = None) -> None:
         super().__init__()

@@ -179,6 +179,8 @@ class VirtioI2C(VirtioDevice):
     name = "i2c"
     num_queues = 1
     device_features = VIRTIO_I2C_F_ZERO_LENGTH_REQUEST
+    # Test fragments are its children: 7-bit addresses, no size.
+    dt_properties = "#address-cells = <1>;\n#size-cells = <0>;"
 
     def __init__(self, bus: I2CBus | None = None) -> None:
         super().__init__()

@@ -1,16 +1,17 @@
 """The backend: one listening socket per device, served by one thread.
 
-    backend = Backend(workdir)              # sockets workdir/i2c.sock, workdir/gpio.sock
+    backend = Backend(workdir)              # sockets workdir/<name>.sock: gpio.sock, i2c.sock
     backend.i2c.attach(0x48, model)         # models by 7-bit address
     line = backend.gpio.line(3)             # a GPIO line models drive: line.set(True)
     with backend:                           # start() ... stop()
-        ...boot a guest whose devicetree points at backend.i2c_socket / gpio_socket...
+        ...boot a guest whose devicetree points at backend.socket(name) for each device...
     backend.errors                          # what models raised (BackendError), in order
 
-The thread runs a `selectors` loop over the listening sockets, the connected
-frontends, their kick fds and a wake-up pipe. A frontend that disconnects
-(guest poweroff or crash) leaves the device in its power-on state, and the
-next guest connects to the same socket.
+It serves one device of each type in registry.py (a test may pass its own
+instances in their place). The thread runs a `selectors` loop over the
+listening sockets, the connected frontends, their kick fds and a wake-up
+pipe. A frontend that disconnects (guest poweroff or crash) leaves the device
+in its power-on state, and the next guest connects to the same socket.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
+from roadtest.backend import registry
 from roadtest.backend.device import BackendError, VirtioDevice
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
@@ -35,10 +38,13 @@ log = logging.getLogger("roadtest.backend.server")
 MAX_SOCKET_PATH = 107
 
 
+D = TypeVar("D", bound=VirtioDevice)
+
+
 def socket_paths(workdir: Path) -> dict[str, Path]:
     """The backend's listening sockets in `workdir`, by device name."""
     base = Path(workdir).absolute()
-    return {"i2c": base / "i2c.sock", "gpio": base / "gpio.sock"}
+    return {t.name: base / f"{t.name}.sock" for t in registry.device_types()}
 
 
 class BackendStartError(Exception):
@@ -193,35 +199,61 @@ class DeviceServer:
 
 
 class Backend:
-    """The vhost-user backend of one guest: a virtio-i2c and a virtio-gpio device."""
+    """The vhost-user backend of one guest: one device of each registered type.
+
+    `devices` replaces the registered types' default instances by name (a test's
+    VirtioGpio with 16 named lines, say)."""
 
     def __init__(
         self,
         workdir: Path,
         *,
-        ngpio: int = 64,
-        gpio_names: Sequence[str] | None = None,
+        devices: Sequence[VirtioDevice] = (),
         on_error: Callable[[BackendError], None] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
-        self.i2c = VirtioI2C()
-        self.gpio = VirtioGpio(ngpio, gpio_names)
+        given = {d.name: d for d in devices}
+        #: by name, in devicetree order
+        self.devices: dict[str, VirtioDevice] = {
+            t.name: given.pop(t.name) if t.name in given else t() for t in registry.device_types()
+        }
+        if given:
+            raise ValueError(f"no registered virtio device type for {sorted(given)}")
         self.errors: list[BackendError] = []
         self.on_error = on_error
         self._errors_lock = threading.Lock()
-        for device in (self.i2c, self.gpio):
+        for device in self.devices.values():
             device.report = self._record
         self._loop: EventLoop | None = None
         self._thread: threading.Thread | None = None
         self._servers: dict[str, DeviceServer] = {}
 
+    def device(self, device_type: type[D]) -> D:
+        """The backend's device of that type."""
+        device = self.devices[device_type.name]
+        assert isinstance(device, device_type)
+        return device
+
+    def socket(self, name: str) -> Path:
+        """The listening socket of device `name`."""
+        return socket_paths(self.workdir)[name]
+
+    # The two devices every test uses, by name.
+    @property
+    def i2c(self) -> VirtioI2C:
+        return self.device(VirtioI2C)
+
+    @property
+    def gpio(self) -> VirtioGpio:
+        return self.device(VirtioGpio)
+
     @property
     def i2c_socket(self) -> Path:
-        return socket_paths(self.workdir)["i2c"]
+        return self.socket(VirtioI2C.name)
 
     @property
     def gpio_socket(self) -> Path:
-        return socket_paths(self.workdir)["gpio"]
+        return self.socket(VirtioGpio.name)
 
     def _record(self, error: BackendError) -> None:
         with self._errors_lock:
@@ -245,8 +277,8 @@ class Backend:
         self.workdir.mkdir(parents=True, exist_ok=True)
         loop = EventLoop()
         servers = {
-            "i2c": DeviceServer(self.i2c, self.i2c_socket, loop),
-            "gpio": DeviceServer(self.gpio, self.gpio_socket, loop),
+            name: DeviceServer(device, self.socket(name), loop)
+            for name, device in self.devices.items()
         }
         try:
             for server in servers.values():
@@ -260,7 +292,7 @@ class Backend:
         self._servers = servers
         self._thread = threading.Thread(target=self._run, name="roadtest-backend", daemon=True)
         self._thread.start()
-        log.debug("backend listening on %s and %s", self.i2c_socket, self.gpio_socket)
+        log.debug("backend listening on %s", ", ".join(str(s.path) for s in servers.values()))
 
     def _run(self) -> None:
         assert self._loop is not None
@@ -289,7 +321,7 @@ class Backend:
         self._servers = {}
 
     def wait_connected(self, device: str, timeout: float = 5.0) -> bool:
-        """Wait until a frontend is connected to `device` ("i2c" or "gpio")."""
+        """Wait until a frontend is connected to the device named `device` ("i2c", ...)."""
         return self._servers[device].connected.wait(timeout)
 
     def call_soon(self, callback: Callable[[], None]) -> None:

@@ -14,6 +14,7 @@ import fcntl
 import os
 import select
 
+from roadtest.guest import abi
 from roadtest.guest.protocol import Channel, ProtocolError
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the guest ~60 ms of boot
@@ -22,8 +23,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_SYS_FINIT_MODULE = 313  # x86_64 numbers: UML/x86_64 and the QEMU guest share them
-_SYS_DELETE_MODULE = 176
+
+
+def _syscall_number(name: str) -> int:
+    """`name`'s number on the architecture this agent runs on (the guest's, not the host's)."""
+    return abi.for_machine(os.uname().machine).syscall(name)
 
 
 def _check(ret: int, what: str) -> int:
@@ -104,7 +108,7 @@ def load_module(path: str, params: str = "") -> None:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         _check(
-            _libc.syscall(_SYS_FINIT_MODULE, fd, params.encode(), 0),
+            _libc.syscall(_syscall_number("finit_module"), fd, params.encode(), 0),
             f"finit_module({path})",
         )
     finally:
@@ -113,7 +117,7 @@ def load_module(path: str, params: str = "") -> None:
 
 def remove_module(name: str) -> None:
     _check(
-        _libc.syscall(_SYS_DELETE_MODULE, name.encode(), os.O_NONBLOCK),
+        _libc.syscall(_syscall_number("delete_module"), name.encode(), os.O_NONBLOCK),
         f"delete_module({name})",
     )
 

@@ -2,7 +2,7 @@
 of builds keyed by all three.
 
     kernel = ensure_kernel(repo_root)   # builds if needed; a cached build is recognised in ms
-    kernel.vmlinux, kernel.modules_dir, kernel.source_dir
+    kernel.image, kernel.modules_dir, kernel.source_dir
 """
 
 from roadtest.kernel.build import Kernel, cached_kernel, ensure_kernel

@@ -1,4 +1,4 @@
-"""Building the UML kernel and its modules, or recognising the cached build, keyed by its inputs."""
+"""Building a guest kernel and its modules, or recognising the cached build, keyed by its inputs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from roadtest.arch import Target
+from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import cache
 from roadtest.kernel.cache import Entry, Layout
@@ -23,7 +25,8 @@ class Kernel:
     release: str  # e.g. "6.12.118-roadtest" (from include/config/kernel.release)
     source_dir: Path  # the patched tree: dt-bindings includes and scripts come from here
     build_dir: Path  # the O= directory
-    vmlinux: Path  # the UML binary
+    target: Target  # the architecture it was built for
+    image: Path  # what the machine boots (UML: the vmlinux binary)
     modules_dir: Path  # .../lib/modules/<release>, after modules_install (modules.dep, kernel/...)
     config: Path  # the final .config
 
@@ -68,23 +71,25 @@ class _Inputs:
     fragments: list[Path]
     source_key: str
     key: str
+    target: Target
 
 
-def _inputs(repo_root: Path, fragments: list[Path] | None) -> _Inputs:
+def _inputs(repo_root: Path, fragments: list[Path] | None, target: Target) -> _Inputs:
     identity = source_identity()
     patches = read_series(repo_root)
     if fragments is None:
-        fragments = config_fragments(repo_root)
+        fragments = config_fragments(repo_root, target)
     else:
         fragments = [f if f.is_absolute() else repo_root / f for f in fragments]
     for fragment in fragments:
         if not fragment.is_file():
             raise RoadtestError(f"config fragment {fragment} not found")
     src_key = cache.source_key(identity, patches)
-    return _Inputs(identity, patches, fragments, src_key, cache.build_key(src_key, fragments))
+    key = cache.build_key(src_key, fragments, target.key_data())
+    return _Inputs(identity, patches, fragments, src_key, key, target)
 
 
-def _from_stamp(entry: Entry, key: str) -> Kernel | None:
+def _from_stamp(entry: Entry, key: str, target: Target) -> Kernel | None:
     stamp = cache.read_stamp(entry, key)
     if stamp is None or "release" not in stamp or "source_dir" not in stamp:
         return None
@@ -93,12 +98,13 @@ def _from_stamp(entry: Entry, key: str) -> Kernel | None:
         release=release,
         source_dir=Path(stamp["source_dir"]),
         build_dir=entry.build_dir,
-        vmlinux=entry.build_dir / "vmlinux",
+        target=target,
+        image=entry.build_dir / target.image,
         modules_dir=entry.install_dir / "lib" / "modules" / release,
         config=entry.build_dir / ".config",
     )
     complete = (
-        kernel.vmlinux.is_file()
+        kernel.image.is_file()
         and (kernel.modules_dir / "modules.dep").is_file()
         and kernel.config.is_file()
         and kernel.source_dir.is_dir()
@@ -106,16 +112,16 @@ def _from_stamp(entry: Entry, key: str) -> Kernel | None:
     return kernel if complete else None
 
 
-def _use_cached(entry: Entry, key: str) -> Kernel | None:
+def _use_cached(entry: Entry, key: str, target: Target) -> Kernel | None:
     """The entry's kernel, marked as in use by this process, if its build is complete."""
-    if _from_stamp(entry, key) is None:
+    if _from_stamp(entry, key, target) is None:
         return None
     try:
         cache.hold_in_use(entry)
     except OSError:
         return None  # pruned since we looked
     # A pruner may have deleted the entry between the check and the lock: look again.
-    kernel = _from_stamp(entry, key)
+    kernel = _from_stamp(entry, key, target)
     if kernel is None:
         cache.release_in_use(entry)
         return None
@@ -128,11 +134,12 @@ def cached_kernel(
     *,
     fragments: list[Path] | None = None,
     cache_dir: Path | None = None,
+    target: Target = UM,
 ) -> Kernel | None:
     """The cached kernel for the current inputs, or None if it needs building. Never builds."""
-    inputs = _inputs(repo_root, fragments)
+    inputs = _inputs(repo_root, fragments, target)
     layout = Layout(cache_dir or cache.default_cache_dir())
-    return _use_cached(layout.entry(inputs.key), inputs.key)
+    return _use_cached(layout.entry(inputs.key), inputs.key, target)
 
 
 def ensure_kernel(
@@ -141,18 +148,20 @@ def ensure_kernel(
     fragments: list[Path] | None = None,
     cache_dir: Path | None = None,
     progress: Callable[[str], None] = _stderr,
+    target: Target = UM,
 ) -> Kernel:
-    """The kernel for the current sources, patches and config fragments, built if needed."""
-    inputs = _inputs(repo_root, fragments)
+    """The `target` kernel for the current sources, patches and config fragments, built if
+    needed."""
+    inputs = _inputs(repo_root, fragments, target)
     layout = Layout(cache_dir or cache.default_cache_dir())
     entry = layout.entry(inputs.key)
-    kernel = _use_cached(entry, inputs.key)
+    kernel = _use_cached(entry, inputs.key, target)
     if kernel is not None:
         return kernel
     try:
         with cache.build_lock(layout, progress):
             # Another process may have built it while we waited for the lock.
-            kernel = _use_cached(entry, inputs.key)
+            kernel = _use_cached(entry, inputs.key, target)
             if kernel is None:
                 cache.clean_leftovers(layout)
                 kernel = _build(repo_root, inputs, layout, entry, progress)
@@ -230,13 +239,14 @@ def _build(
         entry.build_dir.mkdir(exist_ok=True)
 
     progress(f"kernel: configuring ({len(inputs.fragments)} config fragments)")
-    config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root)
+    target = inputs.target
+    config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target)
 
-    make = ["make", "ARCH=um", f"O={entry.build_dir}"]
+    make = ["make", *target.make_args(), f"O={entry.build_dir}"]
     jobs = parallel_jobs()
     progress(f"kernel: compiling with {jobs} job{'s' if jobs > 1 else ''}")
     built = runner.check(
-        [*make, f"-j{jobs}", "vmlinux", "modules"],
+        [*make, f"-j{jobs}", *target.build_targets],
         cwd=source_dir,
         failure="kernel build failed",
         count=COUNT_STAGE,
@@ -266,7 +276,8 @@ def _build(
         release=release,
         source_dir=source_dir,
         build_dir=entry.build_dir,
-        vmlinux=entry.build_dir / "vmlinux",
+        target=target,
+        image=entry.build_dir / target.image,
         modules_dir=modules_dir,
         config=config,
     )

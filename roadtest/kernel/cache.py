@@ -33,7 +33,9 @@ KEY_VERSION = "1"
 
 # Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
 # tree 1.7 GB); a config-only change starts from the newest build of the same source.
-KEEP_BUILDS = 3
+# Four: the main kernel and its coverage variant (run --coverage), and two older ones,
+# so that using both never evicts either.
+KEEP_BUILDS = 4
 
 CACHE_ENV = "ROADTEST_CACHE"
 
@@ -58,9 +60,10 @@ def source_key(identity: SourceIdentity, patches: list[Path]) -> str:
     return _digest([b"roadtest-kernel-source", meta.encode(), *(p.read_bytes() for p in patches)])
 
 
-def build_key(src_key: str, fragments: list[Path]) -> str:
-    """Names one build: its source tree and the fragments' contents, in order."""
-    parts = [b"roadtest-kernel-build", KEY_VERSION.encode(), src_key.encode()]
+def build_key(src_key: str, fragments: list[Path], target: bytes) -> str:
+    """Names one build: its source tree, its target (Target.key_data()) and the fragments'
+    contents, in order."""
+    parts = [b"roadtest-kernel-build", KEY_VERSION.encode(), src_key.encode(), target]
     return _digest([*parts, *(f.read_bytes() for f in fragments)])
 
 

@@ -9,13 +9,13 @@ from roadtest.kernel.build import cached_kernel, ensure_kernel
 
 
 def build_main(repo_root: Path, fragments: list[Path] | None = None) -> int:
-    """Print the kernel release, its vmlinux and whether it was cached; errors propagate as
+    """Print the kernel release, its image and whether it was cached; errors propagate as
     RoadtestError (the caller prints them as one line). `fragments`: a variant's config."""
     kernel = cached_kernel(repo_root, fragments=fragments)
     if kernel is not None:
-        print(f"kernel {kernel.release}: up to date ({kernel.vmlinux})")
+        print(f"kernel {kernel.release}: up to date ({kernel.image})")
         return 0
     start = time.monotonic()
     kernel = ensure_kernel(repo_root, fragments=fragments)
-    print(f"kernel {kernel.release}: built in {time.monotonic() - start:.0f} s ({kernel.vmlinux})")
+    print(f"kernel {kernel.release}: built in {time.monotonic() - start:.0f} s ({kernel.image})")
     return 0

@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from roadtest.arch import Target
+from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel.runner import Runner
-
-BASE_FRAGMENT = Path("kernel-patches") / "base.config"
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
@@ -30,9 +30,10 @@ class Request:
         return f"{self.name}={self.value}" if self.value is not None else f"{self.name} is not set"
 
 
-def config_fragments(repo_root: Path) -> list[Path]:
-    """kernel-patches/base.config, then every tests/**/*.config sorted by path (later ones win)."""
-    base = repo_root / BASE_FRAGMENT
+def config_fragments(repo_root: Path, target: Target = UM) -> list[Path]:
+    """The target's base fragment (kernel-patches/base.config), then every tests/**/*.config
+    sorted by path (later ones win)."""
+    base = repo_root / target.base_config
     if not base.is_file():
         raise RoadtestError(f"{base} not found: is {repo_root} a roadtest checkout?")
     tests = repo_root / "tests"
@@ -138,12 +139,17 @@ def check_config(config_path: Path, fragments: list[Path], repo_root: Path | Non
 
 
 def configure(
-    runner: Runner, source_dir: Path, build_dir: Path, fragments: list[Path], repo_root: Path
+    runner: Runner,
+    source_dir: Path,
+    build_dir: Path,
+    fragments: list[Path],
+    repo_root: Path,
+    target: Target = UM,
 ) -> Path:
-    """defconfig, merge the fragments, olddefconfig, check; return the final .config."""
-    make = ["make", "ARCH=um", f"O={build_dir}"]
+    """The target's defconfig, merge the fragments, olddefconfig, check; return the .config."""
+    make = ["make", *target.make_args(), f"O={build_dir}"]
     failure = "kernel configuration failed"
-    runner.check([*make, "defconfig"], cwd=source_dir, failure=failure, nice=True)
+    runner.check([*make, target.defconfig], cwd=source_dir, failure=failure, nice=True)
     merge = source_dir / "scripts" / "kconfig" / "merge_config.sh"
     config = build_dir / ".config"
     # merge_config.sh makes its temp files in the current directory: keep them out of the source.

@@ -8,7 +8,7 @@ The source (and any `extra` files of the tree it needs, its local headers) is co
 from `kernel.source_dir` into `workdir/tree/` at the same relative paths, so that
 patches against the kernel tree apply there with `patch -p1`. A Kbuild file
 `obj-m := <name>.o` goes next to the source, and kbuild builds it with the kernel's
-own configuration: `make -C <kernel.build_dir> ARCH=um M=<that directory> modules`.
+own configuration: `make -C <kernel.build_dir> ARCH=<its target's> M=<that directory> modules`.
 Everything the tools print goes to `workdir/build.log`.
 """
 
@@ -134,7 +134,7 @@ def build_external_module(
             "make",
             "-C",
             str(kernel.build_dir),
-            "ARCH=um",
+            *kernel.target.make_args(),
             f"M={tree.module_dir}",
             f"-j{parallel_jobs()}",
             "modules",

@@ -1,5 +1,8 @@
 """A User-Mode Linux guest: boot, the agent channel, console logs, clean shutdown.
 
+`UML` is the machine type (--roadtest-machine um): a kernel for roadtest.arch.um,
+virtio devices over virtio_uml, and `UMLGuest`s.
+
 UML runs in its own session so that one killpg() ends it and every host
 process it forked; PR_SET_PDEATHSIG ends it if the test process dies first.
 It is started through sandbox.py, which confines it on the host.
@@ -13,39 +16,29 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgpack
 
 import roadtest
 import roadtest.guest
+from roadtest.arch.um import UM
 from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import Channel, ProtocolError
 from roadtest.machine import sandbox
+from roadtest.machine.base import (
+    BootConfig,
+    GuestError,
+    Machine,
+    MachineType,
+    VirtioNode,
+    device_node,
+)
 from roadtest.machine.console import Console
 
 _PR_SET_PDEATHSIG = 1
-
-
-class GuestError(Exception):
-    """The guest failed to boot, crashed, or hung."""
-
-
-@dataclass
-class UMLConfig:
-    vmlinux: Path
-    workdir: Path
-    dtb: Path | None = None
-    cpu: int | None = 0
-    mem: str = "128M"
-    time_travel: bool = True
-    python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
-    extra_args: list[str] = field(default_factory=list)
-    boot_timeout: float = 30.0
-    call_timeout: float = 30.0
 
 
 def guest_python_path() -> str:
@@ -58,10 +51,12 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-class UMLGuest:
-    """One booted guest. Use as a context manager, or start() then stop()."""
+class UMLGuest(Machine):
+    """One UML guest, confined on the host by sandbox.py."""
 
-    def __init__(self, config: UMLConfig) -> None:
+    name = "UML"
+
+    def __init__(self, config: BootConfig) -> None:
         self.config = config
         self.workdir = config.workdir.resolve()
         self.console_log = self.workdir / "console.log"
@@ -83,7 +78,7 @@ class UMLGuest:
         """UML's command line; `channel_fd` is the host fd that becomes the guest's tty1."""
         cfg = self.config
         args = [
-            str(cfg.vmlinux),
+            str(cfg.image),
             f"mem={cfg.mem}",
             "rootfstype=hostfs",
             "ro",
@@ -213,12 +208,50 @@ class UMLGuest:
         self.proc = None
         self._remove_uml_dir()
 
+    def exit_status(self, wait: float) -> int | None:
+        proc = self.proc
+        if proc is None:
+            return None
+        try:
+            status = proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            return None
+        if self.console is not None:
+            self.console.wait_closed(wait)  # every line it printed is in
+        return status
+
     def _remove_uml_dir(self) -> None:
         shutil.rmtree(self.workdir / self.umid, ignore_errors=True)
 
-    def __enter__(self) -> UMLGuest:
-        self.start()
-        return self
 
-    def __exit__(self, *_: object) -> None:
-        self.stop()
+class UMLMachine(MachineType):
+    name = "um"
+    target = UM
+
+    def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:
+        # virtio_uml: one "virtio,uml" platform node per device, holding its socket.
+        transports = "".join(
+            f"    virtio@{i} {{\n"
+            f'        compatible = "virtio,uml";\n'
+            f'        socket-path = "{node.socket}";\n'
+            f"        virtio-device-id = <{node.device_id:#x}>;\n"
+            f"{device_node(node, '        ')}"
+            "    };\n"
+            for i, node in enumerate(virtio)
+        )
+        # A root without a compatible makes of_have_populated_dt() false, and the regulator
+        # core then refuses dummy supplies: drivers with an unnamed supply fail probe.
+        return (
+            "/ {\n"
+            '    compatible = "roadtest,uml";\n'
+            "    #address-cells = <2>;\n"
+            "    #size-cells = <2>;\n"
+            f"{transports}"
+            "};\n"
+        )
+
+    def machine(self, config: BootConfig) -> UMLGuest:
+        return UMLGuest(config)
+
+
+UML = UMLMachine()

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
+from roadtest.arch import Target
+from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel, config_fragments
 from roadtest.testing.modules import ModuleInfo
@@ -31,9 +33,9 @@ class _Files(Protocol):  # the guest agent, as far as copying out files goes
     def read_file(self, path: str) -> bytes: ...
 
 
-def kernel_fragments(root: Path) -> list[Path]:
-    """The coverage kernel's config: the tests' fragments and the coverage one."""
-    return [*config_fragments(root), root / FRAGMENT]
+def kernel_fragments(root: Path, target: Target = UM) -> list[Path]:
+    """The coverage kernel's config: the target's and the tests' fragments, and its own."""
+    return [*config_fragments(root, target), root / FRAGMENT]
 
 
 def objects_of(kernel: Kernel, module: ModuleInfo) -> list[Path]:

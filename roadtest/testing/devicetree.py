@@ -1,4 +1,5 @@
-"""The guest's devicetree: fixed virtio nodes plus the fragments the tests declare.
+"""The guest's devicetree: the machine's root with the backend's virtio devices, plus the
+fragments the tests declare.
 
 A fragment is devicetree source for one node under the virtio I2C adapter
 (or, for platform devices, at the root), with placeholders the session fills
@@ -24,39 +25,11 @@ NGPIO = 64
 
 _PLACEHOLDER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\$")
 
-HEADER = """\
+# Before the machine's root node (machine.base.MachineType.devicetree_root).
+PREAMBLE = """\
 /dts-v1/;
 #include <dt-bindings/gpio/gpio.h>
 #include <dt-bindings/interrupt-controller/irq.h>
-/ {{
-    /* A root without one makes of_have_populated_dt() false, and the regulator
-       core then refuses dummy supplies: drivers with an unnamed supply fail probe. */
-    compatible = "roadtest,uml";
-    #address-cells = <2>;
-    #size-cells = <2>;
-    virtio@0 {{
-        compatible = "virtio,uml";
-        socket-path = "{gpio_socket}";
-        virtio-device-id = <0x29>;
-        gpio: gpio {{
-            compatible = "virtio,device29";
-            gpio-controller;
-            #gpio-cells = <2>;
-            interrupt-controller;
-            #interrupt-cells = <2>;
-        }};
-    }};
-    virtio@1 {{
-        compatible = "virtio,uml";
-        socket-path = "{i2c_socket}";
-        virtio-device-id = <0x22>;
-        i2c: i2c {{
-            compatible = "virtio,device22";
-            #address-cells = <1>;
-            #size-cells = <0>;
-        }};
-    }};
-}};
 """
 
 
@@ -93,14 +66,14 @@ def fill(
     return Placed(origin, _PLACEHOLDER.sub(value, src), parent)
 
 
-def source(fragments: list[Placed], i2c_socket: Path, gpio_socket: Path) -> str:
-    """The whole tree; fragments go under the I2C adapter via a label reference, or
-    into a second root block, which dtc merges with the first."""
+def source(fragments: list[Placed], root: str) -> str:
+    """The whole tree: the machine's `root` node, then the fragments, under the I2C adapter
+    via a label reference or in a second root block, which dtc merges with the first."""
     body = "".join(
         f"\n/* {f.origin} */\n{'&i2c' if f.parent == 'i2c' else '/'} {{\n{f.source}\n}};\n"
         for f in fragments
     )
-    return HEADER.format(i2c_socket=i2c_socket, gpio_socket=gpio_socket) + body
+    return PREAMBLE + root + body
 
 
 def _first_error(text: str) -> str:
@@ -146,19 +119,20 @@ def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree
 
 
 def build(
-    fragments: list[Placed], include_root: Path, workdir: Path, i2c_socket: Path, gpio_socket: Path
+    fragments: list[Placed], include_root: Path, workdir: Path, root: str, name: str = "guest"
 ) -> Path:
-    """Compile the whole tree; if it fails, find the fragment to blame by compiling each alone."""
+    """Compile the whole tree into workdir/<name>.dtb (its source beside it, <name>.dts); if
+    it fails, find the fragment to blame by compiling each alone."""
     workdir.mkdir(parents=True, exist_ok=True)
-    full = source(fragments, i2c_socket, gpio_socket)
-    (workdir / "guest.dts").write_text(full)
+    full = source(fragments, root)
+    (workdir / f"{name}.dts").write_text(full)
     try:
-        return compile_dts(full, include_root, workdir / "guest.dtb")
+        return compile_dts(full, include_root, workdir / f"{name}.dtb")
     except DevicetreeError:
         scratch = workdir / "fragment.dtb"
         for fragment in fragments:
             compile_dts(
-                source([fragment], i2c_socket, gpio_socket),
+                source([fragment], root),
                 include_root,
                 scratch,
                 what=f"devicetree fragment of {fragment.origin}",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
+from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.testing import coverage, timeouts, tracecmd_capture, verdicts
@@ -27,12 +28,13 @@ from roadtest.testing.ktap import KtapReport
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
-    from roadtest.machine.uml import UMLGuest
+    from roadtest.machine.base import Machine
     from roadtest.testing.hooks import DeviceHooks
     from roadtest.testing.session import RoadtestSession
 
 _KEY_LOG = pytest.StashKey["TestLog"]()
-_DEVICES = pytest.StashKey[list[Device]]()
+# The devices each collected test module declares, by module file: a group tests use together.
+_DEVICES = pytest.StashKey[dict[str, list[Device]]]()
 _CALL_FAILED = pytest.StashKey[bool]()
 # The last test that ended with the guest alive, and the console position then.
 _LAST_TEST = pytest.StashKey[tuple[str, int]]()
@@ -72,6 +74,13 @@ class TestLog:
         self.pids: set[int] = set()  # the guest's processes when the test started
         self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
         self.timed_out: float | None = None  # the limit, once the test ran past it
+
+    def follow(self, guest: Machine) -> None:
+        """The session replaced the test's live guest with one whose devicetree has a device
+        the test asked for: the test goes on in it (a crashed guest is never followed)."""
+        assert guest.console is not None
+        self.guest, self.console_mark = guest, guest.console.mark()
+        self.pids = self.session.guest_pids()
 
     def flush_console(self, marker: str = "") -> None:
         """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
@@ -114,14 +123,6 @@ class TestLog:
         return _backend_log.records[self.backend_mark :]
 
 
-def repo_root() -> Path:
-    """The roadtest checkout: kernel-patches/ and the tests' config fragments live there."""
-    env = os.environ.get("ROADTEST_ROOT")
-    if env:
-        return Path(env).resolve()
-    return Path(__file__).resolve().parents[2]
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("roadtest")
     group.addoption(
@@ -136,6 +137,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the guest clock in real time (driver delays take their real time)",
     )
     group.addoption("--roadtest-workdir", default=None, help="where guests keep sockets and logs")
+    group.addoption(
+        "--roadtest-machine",
+        default="um",
+        metavar="NAME",
+        help="the kind of guest to boot (default: um, User-Mode Linux)",
+    )
     group.addoption(
         "--roadtest-module",
         action="append",
@@ -193,12 +200,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # the default limit, before pytest-timeout reads it
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The default time limit, set before pytest-timeout reads its settings (configure)."""
+    if config.pluginmanager.hasplugin("timeout"):
+        timeouts.set_default_limit(config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
     _boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
-        timeouts.set_default_limit(config)
         config.pluginmanager.register(
             timeouts.GuestTimeouts(lambda item: item.stash.get(_KEY_LOG, None)),
             "roadtest-timeouts",
@@ -265,8 +277,8 @@ def _boot_args(value: str) -> list[str]:
 
 
 def _check_options(config: pytest.Config) -> None:
-    """Bad --roadtest-cpu or --roadtest-workdir: one line and exit 4 before any test runs,
-    not the same traceback in every test."""
+    """Bad --roadtest-cpu, --roadtest-machine or --roadtest-workdir: one line and exit 4
+    before any test runs, not the same traceback in every test."""
     cpu = config.getoption("--roadtest-cpu")
     if cpu is not None:
         # Try it: the CPUs allowed are the cpuset's, which may be more than this process
@@ -280,6 +292,12 @@ def _check_options(config: pytest.Config) -> None:
                 f"(this machine has {os.cpu_count()}, numbered from 0)"
             ) from None
         os.sched_setaffinity(0, current)
+    from roadtest.machine import registry
+
+    try:
+        registry.get(config.getoption("--roadtest-machine"))
+    except RoadtestError as err:
+        raise pytest.UsageError(f"roadtest: --roadtest-machine: {err}") from None
     workdir = config.getoption("--roadtest-workdir")
     if workdir is None:
         return
@@ -319,15 +337,13 @@ def _declared_devices(module: types.ModuleType) -> list[Device]:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    devices: list[Device] = []
-    seen: set[int] = set()
+    groups: dict[str, list[Device]] = {}
     for item in items:
         module = getattr(item, "module", None)
-        if module is None or id(module) in seen:
+        if module is None or module.__name__ in groups:
             continue
-        seen.add(id(module))
-        devices.extend(_declared_devices(module))
-    config.stash[_DEVICES] = devices
+        groups[module.__name__] = _declared_devices(module)
+    config.stash[_DEVICES] = groups
 
 
 def _worker() -> tuple[str, int]:
@@ -338,7 +354,8 @@ def _worker() -> tuple[str, int]:
 
 @pytest.fixture(scope="session")
 def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession]:
-    from roadtest.kernel import default_cache_dir, ensure_kernel
+    from roadtest.kernel import default_cache_dir
+    from roadtest.machine import registry
     from roadtest.testing.session import RoadtestSession, default_workdir
 
     config = request.config
@@ -354,13 +371,17 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
     workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
     coverage_dir = config.getoption("--roadtest-coverage")
     try:
-        kernel = ensure_kernel(
-            repo_root(), fragments=coverage.kernel_fragments(repo_root()) if coverage_dir else None
+        machine = registry.get(config.getoption("--roadtest-machine"))
+        kernel = machine.build(
+            repo_root(),
+            coverage.kernel_fragments(repo_root(), machine.target) if coverage_dir else None,
         )
         session = RoadtestSession(
             kernel,
-            config.stash.get(_DEVICES, []),
+            [],
             workdir,
+            groups=list(config.stash.get(_DEVICES, {}).values()),
+            machine=machine,
             cpu=cpu,
             time_travel=not config.getoption("--roadtest-no-time-travel"),
             hooks=_device_hooks(config, kernel.release),
@@ -402,10 +423,19 @@ def guest(
 ) -> Iterator[RoadtestSession]:
     session = roadtest_session
     node_id = request.node.nodeid
-    guest = _guest_for(request.config, session, f"roadtest: start {node_id}")
+    start = f"roadtest: start {node_id}"
+    guest = _guest_for(request.config, session, start)
+    module = getattr(request, "module", None)
+    declared = request.config.stash.get(_DEVICES, {}).get(getattr(module, "__name__", ""), [])
+    if not all(session.tree.has(device) for device in declared):
+        # The module's devices went into another devicetree than the running guest's.
+        session.require(*declared)
+        guest = session.ensure_guest()
+        guest.agent.kmsg(start)
     assert guest.console is not None
     test_log = TestLog(session, guest.console.mark(), len(_backend_log.records))
     request.node.stash[_KEY_LOG] = test_log
+    session.on_replaced = test_log.follow
     if session.time_travel and request.config.getoption("--roadtest-replay"):
         # A player's divergence, whether it fails the call (the driver's EIO) or shows
         # when the device is detached, gets the line.
@@ -416,6 +446,10 @@ def guest(
     test_log.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
     yield session
+    session.on_replaced = None
+    if test_log.guest is not None:
+        guest = test_log.guest  # another, if the test asked for a device its tree lacked
+    assert guest.console is not None
     if request.session.exitstatus == pytest.ExitCode.INTERRUPTED:
         # Torn down after Ctrl-C/SIGTERM, outside any test: a failure raised here would
         # escape pytest.main as a traceback, and the guest was stopped mid-call anyway.
@@ -464,7 +498,7 @@ def guest(
         pytest.fail("\n".join(failures), pytrace=False)
 
 
-def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> UMLGuest:
+def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> Machine:
     """A live guest with `start` in its log. One that died after the last test ended (too
     late to fail that test) is replaced, with a warning naming that test."""
     guest = session.ensure_guest()

@@ -1,8 +1,16 @@
 """One guest with its backend and devices: what the pytest fixtures hand to tests.
 
-The session owns the backend (a thread in this process) and the guest. A
-guest that crashed or hung is replaced before the next test, with the same
-devicetree; the backend stays and takes the new guest's connections.
+The session owns the backend (a thread in this process) and the guest, which
+it boots on the machine it was given (machine/registry.py). A guest that
+crashed or hung is replaced before the next test, with the same devicetree;
+the backend stays and takes the new guest's connections.
+
+Devicetrees: the devices the tests declare come in groups (one per test
+module), and the session packs the groups, in order, into as few trees as
+their addresses, GPIO lines and node names allow: one, unless they are many
+or clash. A test whose devices the running guest's tree lacks (its module's
+group went into another tree, or it declares a variant of its own) gets a
+guest booted with a tree that has them (`require`).
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
@@ -23,10 +31,11 @@ from roadtest.errors import RoadtestError
 from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
-from roadtest.machine.uml import UMLConfig, UMLGuest
+from roadtest.machine import registry
+from roadtest.machine.base import BootConfig, Machine, MachineType, VirtioNode
 from roadtest.models.base import I2CModel
 from roadtest.testing import devicetree
-from roadtest.testing.devices import Device, I2CDevice, Layout, PlatformDevice
+from roadtest.testing.devices import Device, I2CDevice, Layout, PlacementError, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.hooks import DeviceHooks, LiveHooks
 from roadtest.testing.modules import ModuleIndex, ModuleInfo, params_from_cmdline
@@ -86,25 +95,78 @@ class BoundPlatformDevice(Bound):
     device: PlatformDevice
 
 
+def virtio_nodes(backend: Backend) -> list[VirtioNode]:
+    """The backend's devices, for the machine to put in the guest's devicetree."""
+    return [
+        VirtioNode(name, device.device_id, backend.socket(name), device.dt_properties)
+        for name, device in backend.devices.items()
+    ]
+
+
+def _fits(devices: Sequence[Device]) -> bool:
+    try:
+        Layout(devices)
+    except PlacementError:
+        return False
+    return True
+
+
+class Tree:
+    """One devicetree a guest can boot with: where its devices are, compiled on first use."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.dtb: Path | None = None
+
+    def has(self, device: Device) -> bool:
+        return id(device) in self.layout.placements
+
+
+def pack(groups: Sequence[Sequence[Device]]) -> list[Tree]:
+    """The groups' devices in as few trees as fit, keeping each group in one tree and the
+    groups in order (the order tests run in). A group that does not fit a tree even alone
+    gets none: its tests get the reason from `require`."""
+    trees: list[Tree] = []
+    current: list[Device] = []
+    for group in groups:
+        new = [d for d in group if d not in current]  # a device two modules import is one
+        if _fits([*current, *new]):
+            current += new
+            continue
+        if current:
+            trees.append(Tree(Layout(current)))
+        current = list(group) if _fits(group) else []
+    if current or not trees:
+        trees.append(Tree(Layout(current)))
+    return trees
+
+
 class RoadtestSession:
     def __init__(
         self,
         kernel: Kernel,
-        devices: list[Device],
+        devices: Sequence[Device],
         workdir: Path,
         cpu: int | None = 0,
         time_travel: bool = True,
         hooks: DeviceHooks | None = None,
         module_overrides: list[Path] | None = None,
+        *,
+        groups: Sequence[Sequence[Device]] = (),
+        machine: MachineType | None = None,
         boot_args: list[str] | None = None,
     ) -> None:
+        """`devices` and each of `groups` (the devices of one test module) are sets of devices
+        tests use together: each goes into one devicetree whole."""
         self.kernel = kernel
         self.workdir = workdir
+        self.machine_type = machine if machine is not None else registry.get(registry.DEFAULT)
         # The guest can make set-uid files in its own work dir (a subdirectory):
         # no other host user may reach them.
         workdir.mkdir(parents=True, exist_ok=True)
         workdir.chmod(0o700)
-        self.layout = Layout(devices)
+        self.trees = pack([list(g) for g in (devices, *groups) if g])
+        self.tree = self.trees[0]
         self.modules = ModuleIndex(kernel.modules_dir)
         for path in module_overrides or []:
             self.modules.override(path)
@@ -112,47 +174,93 @@ class RoadtestSession:
         self.cpu = cpu
         self.time_travel = time_travel
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
-        self.guest: UMLGuest | None = None
+        self.guest: Machine | None = None
         self.boots = 0
         self.i2c_bus_number = -1
         self.active: list[Bound] = []
         self.hooks: DeviceHooks = hooks if hooks is not None else LiveHooks()
         self.test_id = ""  # the running test's node id, set by the plugin
         # The guest and console position when the test began (set by the plugin).
-        self.log_start: tuple[UMLGuest | None, int] = (None, 0)
+        self.log_start: tuple[Machine | None, int] = (None, 0)
         self._log_reads = 0
         # The driver modules loaded into the current guest, and what wants to see them
         # (and the guest) before the guest ends (coverage.py copies their counters).
         self.drivers_loaded: dict[str, ModuleInfo] = {}
         self.before_guest_ends: list[Callable[[AgentClient, list[ModuleInfo]], object]] = []
         self.problems: list[str] = []  # the hooks' verdicts on detached devices
-        self.dtb = devicetree.build(
-            self.layout.fragments(),
-            kernel.source_dir,
-            workdir,
-            self.backend.i2c_socket,
-            self.backend.gpio_socket,
-        )
+        # Told when `require` replaces a live guest (the plugin's test log follows it).
+        self.on_replaced: Callable[[Machine], None] | None = None
+        self.dtb = self._compile(self.tree)
+
+    @property
+    def layout(self) -> Layout:
+        """Where the devices of the running guest's tree are."""
+        return self.tree.layout
+
+    def _compile(self, tree: Tree) -> Path:
+        if tree.dtb is None:
+            virtio = virtio_nodes(self.backend)
+            # The first tree keeps the name it always had: guest.dtb.
+            index = self.trees.index(tree)
+            tree.dtb = devicetree.build(
+                tree.layout.fragments(),
+                self.kernel.source_dir,
+                self.workdir,
+                self.machine_type.devicetree_root(virtio),
+                name="guest" if index == 0 else f"guest-tree{index}",
+            )
+        return tree.dtb
+
+    # Devicetrees
+    def require(self, *devices: Device) -> None:
+        """Make sure the guest's devicetree has every one of `devices`, booting one with a tree
+        that has them if it does not: call it first in a test that declares devices of its own
+        and uses them together. The tree is the running one plus `devices` if they fit, else
+        just `devices`."""
+        if all(self.tree.has(d) for d in devices):
+            return
+        if self.active:
+            raise PlacementError(
+                f"{', '.join(d.origin or d.compatible for d in devices if not self.tree.has(d))} "
+                "is not in the running guest's devicetree, and a new guest cannot have the "
+                f"devices attached now ({', '.join(b.name for b in self.active)}): call "
+                "guest.require() with all of the test's devices before attaching any"
+            )
+        tree = next((t for t in self.trees if all(t.has(d) for d in devices)), None)
+        if tree is None:
+            wanted = list(dict.fromkeys(devices))
+            current = self.tree.layout.devices
+            union = [*current, *(d for d in wanted if not self.tree.has(d))]
+            tree = Tree(Layout(union if _fits(union) else wanted))
+            self.trees.append(tree)
+        log.info("booting a guest with devicetree %d for %s", self.trees.index(tree), self.test_id)
+        self.dtb = self._compile(tree)
+        self.tree = tree
+        # A guest that died is not replaced quietly: the test's verdict reports its death.
+        replacing = self.guest is not None and self.guest.alive
+        guest = self.boot()
+        if replacing and self.on_replaced is not None:
+            self.on_replaced(guest)
 
     # Guest lifetime
     def start(self) -> None:
         self.backend.start()
         self.boot()
 
-    def boot(self) -> UMLGuest:
+    def boot(self) -> Machine:
         if self.guest is not None:
             self._guest_ends(self.guest)
             self.guest.kill()
         self.boots += 1
-        config = UMLConfig(
-            vmlinux=self.kernel.vmlinux,
+        config = BootConfig(
+            image=self.kernel.image,
             workdir=self.workdir / f"guest-{self.boots}",
             dtb=self.dtb,
             cpu=self.cpu,
             time_travel=self.time_travel,
             extra_args=self.boot_args,
         )
-        self.guest = UMLGuest(config)
+        self.guest = self.machine_type.machine(config)
         self.guest.start()
         adapters = [
             n for n in self.guest.agent.listdir("/sys/bus/i2c/devices") if n.startswith("i2c-")
@@ -164,13 +272,13 @@ class RoadtestSession:
         self.i2c_bus_number = int(adapters[0].removeprefix("i2c-"))
         return self.guest
 
-    def ensure_guest(self) -> UMLGuest:
+    def ensure_guest(self) -> Machine:
         if self.guest is None or not self.guest.alive:
             log.info("starting a new guest")
             return self.boot()
         return self.guest
 
-    def _guest_ends(self, guest: UMLGuest) -> None:
+    def _guest_ends(self, guest: Machine) -> None:
         """Give the callbacks a last look at a guest that still answers."""
         if guest.alive:
             for callback in self.before_guest_ends:
@@ -279,7 +387,10 @@ class RoadtestSession:
     def attach(self, device: PlatformDevice) -> BoundPlatformDevice: ...
     def attach(self, device: Device, model: I2CModel | None = None) -> Bound:
         """Get the device ready for binding: an I2C device gets a fresh model (or `model`)
-        at its address. The driver is not bound yet."""
+        at its address. The driver is not bound yet. A device the guest's devicetree lacks
+        gets a guest with a tree that has it (see `require`)."""
+        if not self.tree.has(device):
+            self.require(device)
         place = self.layout.placement(device)
         lines = {name: self.backend.gpio.line(n) for name, n in place.gpios.items()}
         bound: Bound

@@ -23,7 +23,7 @@ from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 
 if TYPE_CHECKING:
-    from roadtest.machine.uml import UMLGuest
+    from roadtest.machine.base import Machine
 
 EVENTS = "i2c"  # the trace system: i2c_write, i2c_read, i2c_reply, i2c_result
 _CAPTURE = pytest.StashKey["TraceCmdCapture | None"]()
@@ -39,9 +39,9 @@ class TraceCmdCapture:
     def __init__(self, out: Path) -> None:
         self.out = out.resolve()
         self.written: list[Path] = []
-        self._tracing: UMLGuest | None = None  # the guest tracing for the current test
+        self._tracing: Machine | None = None  # the guest tracing for the current test
 
-    def _run(self, guest: UMLGuest, argv: list[str]) -> bytes:
+    def _run(self, guest: Machine, argv: list[str]) -> bytes:
         try:
             rc, out, err = guest.agent.run(argv)
         except FileNotFoundError:
@@ -56,7 +56,7 @@ class TraceCmdCapture:
             raise TraceCmdError(f"--roadtest-trace-cmd: `{' '.join(argv)}` in the guest: {why[0]}")
         return out
 
-    def start(self, guest: UMLGuest) -> None:
+    def start(self, guest: Machine) -> None:
         """Turn the i2c events on (and clear what the buffer held)."""
         self._run(guest, ["trace-cmd", "start", "-e", EVENTS])
         self._tracing = guest
@@ -70,7 +70,7 @@ class TraceCmdCapture:
             path = self.out / f"{trace_name(test_id)}.{module}.dat"
         return path
 
-    def finish(self, guest: UMLGuest, test_id: str) -> Path | None:
+    def finish(self, guest: Machine, test_id: str) -> Path | None:
         """Extract the test's events into out/<test>.dat and stop tracing; None when the
         guest died (its buffer died with it)."""
         tracing, self._tracing = self._tracing, None
@@ -98,7 +98,7 @@ def for_config(config: pytest.Config) -> TraceCmdCapture | None:
     return config.stash[_CAPTURE]
 
 
-def start_test(config: pytest.Config, guest: UMLGuest) -> None:
+def start_test(config: pytest.Config, guest: Machine) -> None:
     """Before a test: start tracing, if the run captures (a failure fails the test's setup)."""
     capture = for_config(config)
     if capture is not None:
@@ -108,7 +108,7 @@ def start_test(config: pytest.Config, guest: UMLGuest) -> None:
             pytest.fail(str(err), pytrace=False)
 
 
-def finish_test(config: pytest.Config, guest: UMLGuest, test_id: str) -> list[str]:
+def finish_test(config: pytest.Config, guest: Machine, test_id: str) -> list[str]:
     """After a test: its capture to DIR; returns the problems that fail the test."""
     capture = for_config(config)
     if capture is None:

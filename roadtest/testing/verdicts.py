@@ -9,7 +9,6 @@ in the report) so that the headline names the cause.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ from roadtest.guest.protocol import ProtocolError
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
-    from roadtest.machine.uml import UMLGuest
+    from roadtest.machine.base import Machine
 
 LAST_LINES = 12
 _PANIC = re.compile(r"Kernel panic - not syncing: .*")
@@ -40,7 +39,7 @@ class TestTimeout(Exception):
     """The test ran past its time limit; its guest was stopped."""
 
 
-def timed_out(guest: UMLGuest, since: int, limit: float) -> TestTimeout:
+def timed_out(guest: Machine, since: int, limit: float) -> TestTimeout:
     """The report of a test whose guest was stopped at its time limit."""
     lines = guest.console.lines_since(since) if guest.console is not None else []
     tail = "\n".join(f"  {line}" for line in lines[-LAST_LINES:]) or "  (none)"
@@ -78,14 +77,14 @@ def is_guest_death(exc: BaseException) -> bool:
     return isinstance(exc, (ProtocolError, ConnectionError, EOFError))
 
 
-def guest_death(guest: UMLGuest, since: int, exc: BaseException | None = None) -> str | None:
+def guest_death(guest: Machine, since: int, exc: BaseException | None = None) -> str | None:
     """How the guest died (a headline, then its last console lines); None if it lives."""
     if isinstance(exc, AgentTimeout):
         headline = f"the guest hung: {exc}"
     elif guest.alive:
         return None
     else:
-        status = _exit_status(guest)
+        status = guest.exit_status(_EXIT_WAIT)
         lines = guest.console.lines_since(since) if guest.console is not None else []
         panic = next((m.group(0) for line in lines if (m := _PANIC.search(line))), None)
         if panic is not None:
@@ -95,23 +94,11 @@ def guest_death(guest: UMLGuest, since: int, exc: BaseException | None = None) -
         elif any("reboot: Restarting system" in line for line in lines):
             headline = "the guest rebooted"
         elif status is None:
-            headline = "the guest stopped answering: its agent channel broke, UML still runs"
+            headline = (
+                f"the guest stopped answering: its agent channel broke, {guest.name} still runs"
+            )
         else:
-            headline = f"the guest died: UML exited with status {status}"
+            headline = f"the guest died: {guest.name} exited with status {status}"
     lines = guest.console.lines_since(since) if guest.console is not None else []
     tail = "\n".join(f"  {line}" for line in lines[-LAST_LINES:]) or "  (none)"
     return f"{headline}\nlast kernel lines:\n{tail}"
-
-
-def _exit_status(guest: UMLGuest) -> int | None:
-    """UML's exit status once it ended (waiting a little), None if it still runs."""
-    proc = guest.proc
-    if proc is None:
-        return None
-    try:
-        status = proc.wait(_EXIT_WAIT)
-    except subprocess.TimeoutExpired:
-        return None
-    if guest.console is not None:
-        guest.console.wait_closed(_EXIT_WAIT)  # every line it printed is in
-    return status

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.machine.uml import UMLGuest
 from roadtest.testing import RoadtestSession
 
 
@@ -134,7 +135,7 @@ def test_host_proc_and_sys_are_not_writable(guest: RoadtestSession) -> None:
 def test_the_uml_process_has_no_privilege_on_the_host(guest: RoadtestSession) -> None:
     """Kernel code in the guest runs as this host process: it must not be able to undo
     the read-only mounts, whatever system call it makes."""
-    assert guest.guest is not None and guest.guest.proc is not None
+    assert isinstance(guest.guest, UMLGuest) and guest.guest.proc is not None
     pid = guest.guest.proc.pid
     status = dict(
         line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import Kernel, ensure_kernel
 from roadtest.kernel.external import build_external_module, vermagic
-from roadtest.testing.plugin import repo_root
 from roadtest.trace.format import read_trace
 
 FLAG_M_RD = 1 << 1  # virtio-i2c read (include/uapi/linux/virtio_i2c.h)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from roadtest.testing.plugin import repo_root
+from roadtest.checkout import repo_root
 
 REPO = repo_root()
 ROADTEST = Path(sys.executable).with_name("roadtest")

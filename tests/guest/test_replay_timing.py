@@ -18,7 +18,7 @@ import pytest
 from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
 from test_harness import run
 
-from roadtest.testing.plugin import repo_root
+from roadtest.checkout import repo_root
 
 # The test reads once more when asked: a replay of its recording then diverges.
 READS = """

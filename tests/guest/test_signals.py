@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
-from roadtest.testing.plugin import repo_root
 
 ROOT = repo_root()
 CHIP = "tps62864"

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
-from roadtest.testing.plugin import repo_root
 from roadtest.trace.format import load_trace, write_trace_atomic
 
 ROOT = repo_root()

@@ -18,7 +18,7 @@ import pytest
 import virtio_spec as spec
 from fake_frontend import FakeFrontend
 
-from roadtest.backend.gpio import GpioLine
+from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.backend.server import Backend
 
 OK, ERR = spec.VIRTIO_GPIO_STATUS_OK, spec.VIRTIO_GPIO_STATUS_ERR
@@ -64,7 +64,7 @@ class Env:
 @pytest.fixture
 def env() -> Iterator[Env]:
     with tempfile.TemporaryDirectory(prefix="rt-gpio-") as d:
-        with Backend(Path(d), ngpio=16, gpio_names=NAMES) as backend:
+        with Backend(Path(d), devices=[VirtioGpio(16, NAMES)]) as backend:
             with FakeFrontend.connect(backend.gpio_socket) as fe:
                 fe.setup(2)
                 yield Env(backend, fe)

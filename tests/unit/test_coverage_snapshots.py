@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from roadtest.arch.um import UM
 from roadtest.kernel import Kernel
 from roadtest.testing.coverage import Snapshots, objects_of, report
 from roadtest.testing.modules import ModuleInfo
@@ -13,7 +14,13 @@ def kernel(tmp_path: Path) -> Kernel:
     build = tmp_path / "build"
     modules = tmp_path / "lib/modules/6.12.0-roadtest"
     return Kernel(
-        "6.12.0-roadtest", tmp_path / "src", build, build / "vmlinux", modules, build / ".config"
+        "6.12.0-roadtest",
+        tmp_path / "src",
+        build,
+        UM,
+        build / "vmlinux",
+        modules,
+        build / ".config",
     )
 
 

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.backend.server import Backend
+from roadtest.machine.uml import UML
 from roadtest.models.base import SimpleSMBusModel
 from roadtest.testing.devices import I2CDevice, Layout, PlacementError, PlatformDevice
 from roadtest.testing.devicetree import DevicetreeError, build, fill
+from roadtest.testing.session import virtio_nodes
 
 NODE = """
     sensor@$addr$ {
@@ -56,6 +59,11 @@ def include_root(tmp_path: Path) -> Path:
         "#define IRQ_TYPE_EDGE_RISING 1\n#define IRQ_TYPE_EDGE_FALLING 2\n"
     )
     return root
+
+
+def uml_root(workdir: str = "/w") -> str:
+    """The UML machine's root node for a backend whose sockets are in `workdir`."""
+    return UML.devicetree_root(virtio_nodes(Backend(Path(workdir))))
 
 
 def decompile(dtb: Path) -> str:
@@ -120,9 +128,7 @@ def test_unknown_placeholder_names_the_fragment() -> None:
 def test_tree_compiles_with_fragments_under_the_adapter(tmp_path: Path, include_root: Path) -> None:
     a, b = device(origin="a"), device(IRQ_NODE, origin="b", gpios=("irq", "reset"))
     layout = Layout([a, b])
-    dtb = build(
-        layout.fragments(), include_root, tmp_path / "w", Path("/w/i2c.sock"), Path("/w/gpio.sock")
-    )
+    dtb = build(layout.fragments(), include_root, tmp_path / "w", uml_root("/w"))
     text = decompile(dtb)
     pa, pb = layout.placement(a), layout.placement(b)
     assert f"sensor@{pa.addr:x}" in text
@@ -140,7 +146,7 @@ def test_malformed_fragment_names_its_origin(tmp_path: Path, include_root: Path)
     with pytest.raises(
         DevicetreeError, match=r"^devicetree fragment of tests/bad.py does not compile: .+"
     ):
-        build(Layout([good, bad]).fragments(), include_root, tmp_path / "w", Path("/i"), Path("/g"))
+        build(Layout([good, bad]).fragments(), include_root, tmp_path / "w", uml_root())
     assert not (tmp_path / "w" / "guest.dtb").exists()
 
 
@@ -167,7 +173,7 @@ def test_platform_devices_go_at_the_root_and_reference_i2c_labels(
     consumer = PlatformDevice("acme,consumer", CONSUMER_NODE, gpios=("enable",), origin="c")
     layout = Layout([supply, consumer])
     assert layout.placement(consumer).addr is None
-    dtb = build(layout.fragments(), include_root, tmp_path / "w", Path("/i"), Path("/g"))
+    dtb = build(layout.fragments(), include_root, tmp_path / "w", uml_root())
 
     def fdtget(*args: str) -> list[str]:
         return subprocess.run(

@@ -178,7 +178,7 @@ class Fake:
             "import sys; from pathlib import Path; from roadtest.kernel import ensure_kernel\n"
             "k = ensure_kernel(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), "
             "progress=lambda m: None)\n"
-            "print(k.vmlinux, flush=True)\n"
+            "print(k.image, flush=True)\n"
             "if len(sys.argv) > 3: sys.stdin.read()\n"
         )
         return subprocess.Popen(
@@ -199,7 +199,7 @@ def test_first_call_builds_everything(fake: Fake) -> None:
     kernel = fake.ensure()
     assert fake.make_calls() == ["defconfig", "olddefconfig", "vmlinux modules", "modules_install"]
     assert kernel.release == "6.12.0-roadtest"
-    assert kernel.vmlinux == kernel.build_dir / "vmlinux" and kernel.vmlinux.is_file()
+    assert kernel.image == kernel.build_dir / "vmlinux" and kernel.image.is_file()
     assert kernel.modules_dir.name == "6.12.0-roadtest"
     assert (kernel.modules_dir / "modules.dep").is_file()
     assert "CONFIG_FAKE=m" in kernel.config.read_text()
@@ -306,12 +306,13 @@ def test_explicit_fragments(fake: Fake) -> None:
 
 
 def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
-    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y"):
+    # The README: the newest four builds are kept (a kernel and its coverage variant, and two).
+    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
         fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
         proc = fake.in_subprocess()
         proc.communicate()
         assert proc.returncode == 0
-    assert len(fake.entries()) == 3
+    assert len(fake.entries()) == 4
     assert len(fake.sources()) == 1
 
 
@@ -321,15 +322,15 @@ def test_builds_in_use_by_another_process_are_kept(fake: Fake) -> None:
     assert holder.stdout is not None
     held = Path(holder.stdout.readline().strip())
     try:
-        # Three newer builds push the held one out of the newest KEEP_BUILDS (3).
-        for value in ("m", "n", "y\nCONFIG_OTHER=y"):
+        # Four newer builds push the held one out of the newest four.
+        for value in ("m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
             fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
             proc = fake.in_subprocess()
             proc.communicate()
             assert proc.returncode == 0
         assert held.is_file()
         assert held.parent.parent in fake.entries()
-        assert len(fake.entries()) == 4  # the held one is kept on top of the newest three
+        assert len(fake.entries()) == 5  # the held one is kept on top of the newest four
     finally:
         holder.communicate("")
 

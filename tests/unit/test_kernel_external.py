@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import make_ko
 
+from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel
 from roadtest.kernel.external import (
@@ -168,7 +169,8 @@ def fake_kernel(tmp_path: Path, tree: Path, recipe: str) -> Kernel:
         release="6.12.0-roadtest",
         source_dir=tree,
         build_dir=build,
-        vmlinux=build / "vmlinux",
+        target=UM,
+        image=build / "vmlinux",
         modules_dir=tmp_path / "modules",
         config=build / ".config",
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import cache, source
 from roadtest.kernel.cache import build_key, source_key
@@ -30,7 +31,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def key(identity: SourceIdentity, patches: list[Path], fragments: list[Path]) -> str:
-    return build_key(source_key(identity, patches), fragments)
+    return build_key(source_key(identity, patches), fragments, UM.key_data())
 
 
 def test_key_is_stable_for_the_same_inputs(files: dict[str, Path]) -> None:
@@ -64,7 +65,8 @@ def test_key_changes_with_a_fragment_or_their_order(files: dict[str, Path]) -> N
 
 def test_source_key_ignores_fragments_so_configs_share_the_tree(files: dict[str, Path]) -> None:
     src = source_key(IDENTITY, [files["p1"]])
-    assert build_key(src, [files["base"]]) != build_key(src, [files["frag"]])
+    um = UM.key_data()
+    assert build_key(src, [files["base"]], um) != build_key(src, [files["frag"]], um)
     files["frag"].write_text("CONFIG_C=y\n")
     assert source_key(IDENTITY, [files["p1"]]) == src
 

@@ -53,6 +53,11 @@ def test_cpu_that_is_not_ours(tmp_path: Path, cpu: str) -> None:
     assert f"roadtest: --roadtest-cpu {cpu}: not a CPU this process may run on" in line
 
 
+def test_unknown_machine(tmp_path: Path) -> None:
+    line = one_line(pytest_run(tmp_path, "--roadtest-machine=pdp11"))
+    assert "roadtest: --roadtest-machine: unknown machine 'pdp11': roadtest has um" in line
+
+
 def test_workdir_that_cannot_be_created(tmp_path: Path) -> None:
     line = one_line(pytest_run(tmp_path, "--roadtest-workdir=/proc/x"))
     assert "roadtest: --roadtest-workdir /proc/x: cannot create it" in line

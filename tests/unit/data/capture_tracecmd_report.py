@@ -25,11 +25,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
 from roadtest.models.base import ModelError, SimpleSMBusModel
 from roadtest.models.opt3001 import OPT3001
 from roadtest.testing.devices import I2CDevice
-from roadtest.testing.plugin import repo_root
 from roadtest.testing.session import RoadtestSession
 from roadtest.testing.sysfs import read_float
 from roadtest.testing.tracecmd_capture import TraceCmdCapture

@@ -1,0 +1,19 @@
+"""User-Mode Linux on x86_64: the kernel is a host program (vmlinux) run under the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from roadtest.arch import Target
+
+UM = Target(
+    name="um",
+    make_arch="um",
+    cross_compile="",
+    defconfig="defconfig",
+    base_config=Path("kernel-patches") / "base.config",
+    build_targets=("vmlinux", "modules"),
+    image=Path("vmlinux"),
+    # UML's uname reports its host's machine, and it uses the host's syscall table.
+    guest_machine="x86_64",
+)

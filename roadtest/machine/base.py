@@ -1,0 +1,134 @@
+"""What a machine is, for everything above it: the session, the plugin and the verdicts know
+machines only through `MachineType` and `Machine`.
+
+A `MachineType` (one per kind of guest, registered in registry.py) builds its
+kernel, says how the guest's devicetree shows the backend's virtio devices,
+and boots guests. A `Machine` is one guest: started, it gives the agent's
+channel (`agent`), the console and kernel logs (`console`, `console_log`,
+`kernel_log`), and tells whether it still runs (`alive`) and how it ended
+(`exit_status`); `stop` powers it off, `kill` ends it now.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roadtest.arch import Target
+from roadtest.guest.client import AgentClient
+from roadtest.kernel import Kernel, ensure_kernel
+from roadtest.machine.console import Console
+
+
+class GuestError(Exception):
+    """The guest failed to boot, crashed, or hung."""
+
+
+@dataclass
+class BootConfig:
+    """How to boot one guest; a machine ignores what it has no use for."""
+
+    image: Path  # the kernel image (Kernel.image)
+    workdir: Path  # the guest's logs and scratch; the one host path it may write
+    dtb: Path | None = None
+    cpu: int | None = 0  # the host CPU to pin the guest to
+    mem: str = "128M"
+    time_travel: bool = True  # the guest clock skips idle time
+    # The guest runs its agent with the host's Python, from the host's root.
+    python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
+    extra_args: list[str] = field(default_factory=list)  # appended to the kernel command line
+    boot_timeout: float = 30.0
+    call_timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class VirtioNode:
+    """One backend device as the guest's devicetree declares it; the machine wraps it in its
+    transport (UML: a virtio,uml node with the socket; QEMU: a PCI slot)."""
+
+    label: str  # the node's name and label: fragments and phandles use &label
+    device_id: int  # the virtio spec's device id
+    socket: Path  # the backend's vhost-user socket for it
+    properties: str  # devicetree properties of the device node itself
+
+
+def device_node(node: VirtioNode, indent: str) -> str:
+    """The device node (the virtio binding's "virtio,device<hex id>"), for a transport to wrap."""
+    lines = [f'compatible = "virtio,device{node.device_id:x}";', *node.properties.splitlines()]
+    body = "".join(f"{indent}    {line.strip()}\n" for line in lines if line.strip())
+    return f"{indent}{node.label}: {node.label} {{\n{body}{indent}}};\n"
+
+
+class Machine(ABC):
+    """One guest. Use as a context manager, or start() then stop()."""
+
+    name = "guest"  # what the kind of guest is called in messages ("UML")
+    workdir: Path
+    console_log: Path  # everything the guest printed
+    kernel_log: Path  # the kernel's lines only
+    console: Console | None = None  # live view of the console, once started
+    release = ""  # the guest kernel's release, once booted
+    boot_seconds = 0.0
+
+    @property
+    @abstractmethod
+    def agent(self) -> AgentClient:
+        """The channel to the agent in the guest (GuestError when the guest does not run)."""
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool:
+        """Running and answering: a guest whose agent timed out counts as dead (it hangs)."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Boot, and return once the agent is ready (GuestError if it does not come up)."""
+
+    @abstractmethod
+    def stop(self, timeout: float = 10.0) -> None:
+        """Power the guest off; kill it if it does not go within `timeout`."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """End the guest and everything it started on the host, now."""
+
+    @abstractmethod
+    def abort(self) -> None:
+        """Stop the guest from another thread (a time limit): the call in flight fails,
+        and the owner cleans up with kill(), as after a crash."""
+
+    @abstractmethod
+    def exit_status(self, wait: float) -> int | None:
+        """How the guest's host process ended (waiting up to `wait` s, with every console
+        line in), or None while it runs: a crash shows as a dead guest with a status."""
+
+    def __enter__(self) -> Machine:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+class MachineType(ABC):
+    """A kind of guest: its kernel, its devicetree's transport, and booting it."""
+
+    name: str  # --roadtest-machine's value
+    target: Target  # the architecture its kernel is built for
+
+    def build(self, repo_root: Path, fragments: list[Path] | None = None) -> Kernel:
+        """The machine's kernel, built if needed; `fragments`: a variant's whole config."""
+        return ensure_kernel(repo_root, fragments=fragments, target=self.target)
+
+    @abstractmethod
+    def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:
+        """The tree's root node: its properties, and the virtio devices in their transport
+        (label each device node with `device_node`). Test fragments are added after it."""
+
+    @abstractmethod
+    def machine(self, config: BootConfig) -> Machine:
+        """A guest to boot with `config` (not started yet)."""
