@@ -197,24 +197,6 @@ def test_bind(guest):
     result.stdout.fnmatch_lines(["*compatible 'acme,nothing': add the driver's CONFIG_ option*"])
 
 
-def test_hung_guest_is_killed_and_the_next_test_gets_a_new_one(pytester: pytest.Pytester) -> None:
-    result = run(
-        pytester,
-        """
-import os
-
-def test_hang(guest):
-    fifo = guest.workdir / "never-written"
-    os.mkfifo(fifo)
-    # Opening a FIFO for reading blocks until a writer comes: none will.
-    guest.agent.call("open", path=str(fifo), flags=os.O_RDONLY, mode=0, timeout=2)
-"""
-        + AFTER_A_LOST_GUEST,
-    )
-    result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(["*AgentTimeout*did not answer within 2 s*"])
-
-
 def test_ktap_results_read_by_the_kernels_own_parser(pytester: pytest.Pytester) -> None:
     kernel = cached_kernel(Path(__file__).parents[2])
     assert kernel is not None, "roadtest run builds the kernel before its tests"
