@@ -215,6 +215,9 @@ def _edge_matches(irq_type: int, level: bool) -> bool:
     return False
 
 
+DEFAULT_NGPIO = 64  # the lines of the guest's GPIO controller, unless a test asks otherwise
+
+
 class VirtioGpio(VirtioDevice):
     device_id = VIRTIO_ID_GPIO
     name = "gpio"
@@ -225,7 +228,7 @@ class VirtioGpio(VirtioDevice):
         "gpio-controller;\n#gpio-cells = <2>;\ninterrupt-controller;\n#interrupt-cells = <2>;"
     )
 
-    def __init__(self, ngpio: int = 64, names: Sequence[str] | None = None) -> None:
+    def __init__(self, ngpio: int = DEFAULT_NGPIO, names: Sequence[str] | None = None) -> None:
         super().__init__()
         if not 1 <= ngpio <= 0xFFFF:
             raise ValueError(f"ngpio must be 1..65535, not {ngpio}")

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from roadtest.backend.gpio import DEFAULT_NGPIO
 from roadtest.errors import RoadtestError
 
 # 7-bit addresses a session hands out; 0x00-0x07 and 0x78-0x7f are reserved by the I2C spec.
 I2C_ADDRESSES = range(0x08, 0x78)
-NGPIO = 64
+NGPIO = DEFAULT_NGPIO  # the lines the session hands out: the backend controller's
 
 _PLACEHOLDER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\$")
 
