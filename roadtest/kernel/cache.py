@@ -33,9 +33,7 @@ KEY_VERSION = "1"
 
 # Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
 # tree 1.7 GB); a config-only change starts from the newest build of the same source.
-# Four: the main kernel and its coverage variant (run --coverage), and two older ones,
-# so that using both never evicts either.
-KEEP_BUILDS = 4
+KEEP_BUILDS = 3
 
 CACHE_ENV = "ROADTEST_CACHE"
 

@@ -8,14 +8,14 @@ from pathlib import Path
 from roadtest.kernel.build import cached_kernel, ensure_kernel
 
 
-def build_main(repo_root: Path, fragments: list[Path] | None = None) -> int:
+def build_main(repo_root: Path) -> int:
     """Print the kernel release, its image and whether it was cached; errors propagate as
-    RoadtestError (the caller prints them as one line). `fragments`: a variant's config."""
-    kernel = cached_kernel(repo_root, fragments=fragments)
+    RoadtestError (the caller prints them as one line)."""
+    kernel = cached_kernel(repo_root)
     if kernel is not None:
         print(f"kernel {kernel.release}: up to date ({kernel.image})")
         return 0
     start = time.monotonic()
-    kernel = ensure_kernel(repo_root, fragments=fragments)
+    kernel = ensure_kernel(repo_root)
     print(f"kernel {kernel.release}: built in {time.monotonic() - start:.0f} s ({kernel.image})")
     return 0

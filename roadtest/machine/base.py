@@ -120,9 +120,9 @@ class MachineType(ABC):
     name: str  # --roadtest-machine's value
     target: Target  # the architecture its kernel is built for
 
-    def build(self, repo_root: Path, fragments: list[Path] | None = None) -> Kernel:
-        """The machine's kernel, built if needed; `fragments`: a variant's whole config."""
-        return ensure_kernel(repo_root, fragments=fragments, target=self.target)
+    def build(self, repo_root: Path) -> Kernel:
+        """The machine's kernel, built if needed."""
+        return ensure_kernel(repo_root, target=self.target)
 
     @abstractmethod
     def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:

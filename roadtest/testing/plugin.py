@@ -22,7 +22,7 @@ from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.testing import coverage, timeouts, tracecmd_capture, verdicts
+from roadtest.testing import timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
 
@@ -179,13 +179,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "reaches the module when roadtest loads it, as modprobe does)",
     )
     group.addoption(
-        "--roadtest-coverage",
-        default=None,
-        metavar="DIR",
-        help="run a gcov kernel and report the line and branch coverage of the driver modules "
-        "the tests loaded: a summary, DIR/index.html and DIR/coverage.lcov",
-    )
-    group.addoption(
         "--roadtest-ktap",
         default=None,
         metavar="FILE",
@@ -222,27 +215,6 @@ def pytest_configure(config: pytest.Config) -> None:
     logger.addHandler(_backend_log)
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_terminal_summary(
-    terminalreporter: pytest.TerminalReporter, config: pytest.Config
-) -> None:
-    """The coverage summary, once every guest has ended (xdist: on the controller)."""
-    out = config.getoption("--roadtest-coverage")
-    if not out or hasattr(config, "workerinput"):
-        return
-    from roadtest.kernel import cached_kernel
-
-    terminalreporter.section("roadtest driver coverage")
-    kernel = cached_kernel(repo_root(), fragments=coverage.kernel_fragments(repo_root()))
-    if kernel is None:
-        terminalreporter.write_line("no coverage kernel: no guest ran")
-        return
-    try:
-        terminalreporter.write_line(coverage.report(Path(out).absolute(), kernel))
-    except RoadtestError as err:
-        terminalreporter.write_line(f"roadtest: {err}")
 
 
 def _ktap_path(value: str) -> Path:
@@ -369,13 +341,9 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
     workdir_opt = config.getoption("--roadtest-workdir")
     cache = default_cache_dir()
     workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
-    coverage_dir = config.getoption("--roadtest-coverage")
     try:
         machine = registry.get(config.getoption("--roadtest-machine"))
-        kernel = machine.build(
-            repo_root(),
-            coverage.kernel_fragments(repo_root(), machine.target) if coverage_dir else None,
-        )
+        kernel = machine.build(repo_root())
         session = RoadtestSession(
             kernel,
             [],
@@ -388,9 +356,6 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
             boot_args=_boot_args(config.getoption("--roadtest-bootargs")),
         )
-        if coverage_dir:
-            snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
-            session.before_guest_ends.append(snapshots.take)
         session.start()
     except RoadtestError as err:
         pytest.exit(f"roadtest: {err}", returncode=3)

@@ -135,7 +135,7 @@ class DummyMachine(MachineType):
         self.kernel = kernel
         self.booted: list[DummyGuest] = []
 
-    def build(self, repo_root: Path, fragments: list[Path] | None = None) -> Kernel:
+    def build(self, repo_root: Path) -> Kernel:
         return self.kernel
 
     def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:

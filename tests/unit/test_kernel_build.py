@@ -306,13 +306,13 @@ def test_explicit_fragments(fake: Fake) -> None:
 
 
 def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
-    # The README: the newest four builds are kept (a kernel and its coverage variant, and two).
-    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
+    # The README: the three most recently used builds are kept.
+    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y"):
         fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
         proc = fake.in_subprocess()
         proc.communicate()
         assert proc.returncode == 0
-    assert len(fake.entries()) == 4
+    assert len(fake.entries()) == 3
     assert len(fake.sources()) == 1
 
 
@@ -322,15 +322,15 @@ def test_builds_in_use_by_another_process_are_kept(fake: Fake) -> None:
     assert holder.stdout is not None
     held = Path(holder.stdout.readline().strip())
     try:
-        # Four newer builds push the held one out of the newest four.
-        for value in ("m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
+        # Three newer builds push the held one out of the newest three.
+        for value in ("m", "n", "y\nCONFIG_OTHER=y"):
             fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
             proc = fake.in_subprocess()
             proc.communicate()
             assert proc.returncode == 0
         assert held.is_file()
         assert held.parent.parent in fake.entries()
-        assert len(fake.entries()) == 5  # the held one is kept on top of the newest four
+        assert len(fake.entries()) == 4  # the held one is kept on top of the newest three
     finally:
         holder.communicate("")
 
