@@ -77,7 +77,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     golden = Path(args.golden)
     for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
         settle(out)  # a record killed while switching the tree: finish it before reading
-    return replay(Path(args.golden), list(args.selection), repo_root(), run_pytest)
+    options = list(getattr(args, "pytest_options", []))
+    return replay(Path(args.golden), list(args.selection), repo_root(), run_pytest, options)
 
 
 def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
@@ -139,7 +140,8 @@ def parser() -> argparse.ArgumentParser:
         help="run the tests of golden traces with the traces in place of the models",
         description="Run the test of every trace under --golden DIR (or those of SELECTION) "
         "with a player of the trace in place of the device's model: the driver's I/O must be "
-        "the recorded sequence. Exit status 1 on any divergence.",
+        "the recorded sequence. Exit status 1 on any divergence. Any option of `roadtest "
+        "run` is taken too, as --option=VALUE.",
     )
     replay.add_argument("--golden", required=True, metavar="DIR")
     replay.add_argument("selection", nargs="*", help="test files or node ids to replay")
@@ -247,6 +249,15 @@ def main(argv: list[str] | None = None) -> int:
         if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
             # Everything after `run` is pytest's, options first included (argparse would eat them).
             args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
+        elif len(argv) > 1 and argv[0] == "replay" and argv[1] not in ("-h", "--help"):
+            # Every option but --golden is pytest's (and roadtest run's): in their
+            # --opt=VALUE form, since a word alone is a test to replay.
+            rest, golden = _take_option(argv[1:], "--golden", "")
+            options = [a for a in rest if a.startswith("-")]
+            selection = [a for a in rest if not a.startswith("-")]
+            args = argparse.Namespace(
+                func=cmd_replay, golden=golden, selection=selection, pytest_options=options
+            )
         elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
             rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)

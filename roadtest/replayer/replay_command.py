@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
@@ -39,8 +39,14 @@ def _wanted(selection: list[str], root: Path) -> list[str]:
 
 
 def replay(
-    golden: Path, selection: list[str], root: Path, run_pytest: Callable[[list[str]], int]
+    golden: Path,
+    selection: list[str],
+    root: Path,
+    run_pytest: Callable[[list[str]], int],
+    pytest_options: Sequence[str] = (),
 ) -> int:
+    """Play the traces under `golden` (those of the tests in `selection`, else all) in a
+    pytest run that also gets `pytest_options` (any of `roadtest run`'s)."""
     if not golden.is_dir():
         raise RoadtestError(f"--golden {golden}: no such directory")
     index = scan_golden(golden)
@@ -74,7 +80,12 @@ def replay(
     if node_ids:
         with tempfile.TemporaryDirectory(prefix="roadtest-replay-") as results:
             status = run_pytest(
-                [f"--roadtest-replay={golden}", f"--roadtest-replay-results={results}", *node_ids]
+                [
+                    *pytest_options,
+                    f"--roadtest-replay={golden}",
+                    f"--roadtest-replay-results={results}",
+                    *node_ids,
+                ]
             )
             for result_file in Path(results).glob("*.jsonl"):
                 for line in result_file.read_text().splitlines():

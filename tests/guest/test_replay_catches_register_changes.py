@@ -72,13 +72,13 @@ def roadtest(args: list[str], workdir: Path, module: Path | None = None) -> Run:
     """`roadtest ARGS` with a guest of its own; `module` in place of the kernel's."""
     addopts = ["-p", "no:cacheprovider", f"--roadtest-cpu={other_cpu()}"]
     addopts.append(f"--roadtest-workdir={workdir}")
-    if module is not None:
-        addopts.append(f"--roadtest-module={module}")
+    # On the command line: `roadtest replay` takes run's options (as --option=VALUE).
+    options = [f"--roadtest-module={module}"] if module is not None else []
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(ROADTEST_ROOT=str(REPO), PYTEST_ADDOPTS=" ".join(addopts))
     start = time.monotonic()
     proc = subprocess.run(
-        [str(ROADTEST), *args],
+        [str(ROADTEST), *args, *options],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

@@ -126,8 +126,8 @@ class FakePytest:
 
     def __call__(self, args: list[str]) -> int:
         self.runs.append(args)
-        options = dict(a.split("=", 1) for a in args if a.startswith("--"))
-        node_ids = [a for a in args if not a.startswith("--")]
+        options = dict(a.split("=", 1) for a in args if a.startswith("--") and "=" in a)
+        node_ids = [a for a in args if not a.startswith("-")]
         try:
             hooks = ReplayHooks(
                 Path(options["--roadtest-replay"]), Path(options["--roadtest-replay-results"])
@@ -328,3 +328,18 @@ def test_the_player_holds_a_window_of_the_trace_not_all_of_it(tmp_path: Path) ->
     assert hooks.detached(DEV) == []
     assert hooks.outcomes[0].transfers == count
     assert held < count // 4
+
+
+def test_replay_takes_the_options_of_roadtest_run(
+    tmp_path: Path, root: Path, monkeypatch: pytest.MonkeyPatch, roadtest: Roadtest
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST)
+    fake = FakePytest(root)
+    monkeypatch.setenv("ROADTEST_ROOT", str(root))
+    monkeypatch.setattr("roadtest.cli.run_pytest", fake)
+    module = tmp_path / "my-driver.ko"
+    result = roadtest("replay", f"--roadtest-module={module}", "--golden", golden, "-x")
+    assert result.returncode == 0, result
+    (args,) = fake.runs
+    assert f"--roadtest-module={module}" in args and "-x" in args
+    assert any(a.startswith("--roadtest-replay=") for a in args)
