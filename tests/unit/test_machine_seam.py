@@ -105,22 +105,11 @@ def test_on_the_dummy(guest):
 """
 
 
-def test_pytest_runs_tests_on_a_registered_machine(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "test_user.py").write_text(USER_TESTS)
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "--roadtest-machine",
-            "dummy",
-            "--roadtest-workdir",
-            str(tmp_path / "w"),
-            "test_user.py",
-        ],
+def pytest_on_the_dummy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in `tmp_path` (its conftest registers the dummy machine) on that machine."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--roadtest-machine", "dummy"]
+        + ["--roadtest-workdir", str(tmp_path / "w"), *args],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -128,6 +117,12 @@ def test_pytest_runs_tests_on_a_registered_machine(tmp_path: Path) -> None:
         timeout=120,
         check=False,
     )
+
+
+def test_pytest_runs_tests_on_a_registered_machine(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    run = pytest_on_the_dummy(tmp_path, "test_user.py")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
 
@@ -157,28 +152,7 @@ def test_pytest_boots_a_tree_per_module_when_one_does_not_fit(tmp_path: Path) ->
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_first.py").write_text(MANY_DEVICES)
     (tmp_path / "test_second.py").write_text(MANY_DEVICES)
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-s",
-            "--roadtest-machine",
-            "dummy",
-            "--roadtest-workdir",
-            str(tmp_path / "w"),
-            "test_first.py",
-            "test_second.py",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "ROADTEST_CACHE": str(tmp_path / "cache")},
-        timeout=120,
-        check=False,
-    )
+    run = pytest_on_the_dummy(tmp_path, "-s", "test_first.py", "test_second.py")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 passed" in run.stdout
     # The second module's devices are in a second tree, booted before its test.
