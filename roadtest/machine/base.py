@@ -88,6 +88,13 @@ class Machine(ABC):
     def start(self) -> None:
         """Boot, and return once the agent is ready (GuestError if it does not come up)."""
 
+    def flush_console(self, marker: str, since: int, timeout: float) -> None:
+        """Make sure every kernel line so far reached `console`: the guest prints `marker`
+        last, and this waits (up to `timeout` s) until it appears after line `since`."""
+        self.agent.kmsg(marker)
+        if self.console is not None:
+            self.console.wait_for(marker, since, timeout)
+
     @abstractmethod
     def stop(self, timeout: float = 10.0) -> None:
         """Power the guest off; kill it if it does not go within `timeout`."""

@@ -89,10 +89,9 @@ class TestLog:
             return
         marker = marker or f"roadtest: report {self.console_mark}"
         try:
-            guest.agent.kmsg(marker)
+            guest.flush_console(marker, self.console_mark, timeout=2.0)
         except (OSError, ProtocolError):
             return
-        guest.console.wait_for(marker, self.console_mark, timeout=2.0)
 
     def new_model_errors(self) -> list[BackendError]:
         """What the backend recorded since the last look (each error is reported once)."""

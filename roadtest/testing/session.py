@@ -298,13 +298,11 @@ class RoadtestSession:
         for a marker the guest prints last."""
         guest = self.ensure_guest()
         start_guest, mark = self.log_start
-        if start_guest is not guest or guest.console is None:
+        if start_guest is not guest:
             mark = 0  # a new guest since the test began: all of its lines are this test's
-        assert guest.console is not None
         self._log_reads += 1
-        marker = f"roadtest: log {self._log_reads}"
-        guest.agent.kmsg(marker)
-        guest.console.wait_for(marker, mark, timeout=5.0)
+        guest.flush_console(f"roadtest: log {self._log_reads}", mark, timeout=5.0)
+        assert guest.console is not None  # a started guest has one
         return [
             line
             for line in guest.console.kernel_lines_since(mark)
