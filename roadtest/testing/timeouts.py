@@ -47,16 +47,14 @@ class _TestLog(Protocol):
 
 class _Timer:
     def __init__(self, item: pytest.Item, limit: float, log: Callable[[], _TestLog | None]):
-        self.item = item
         self.limit = limit
         self.log = log
         self.ended = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"timeout {item.nodeid}", daemon=True)
         self.main = threading.main_thread().ident
-        self.previous: signal.Handlers | Callable[[int, FrameType | None], object] | int | None
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGALRM, self._interrupt)
+        # Only the main thread can take a signal handler: elsewhere, no host-side fallback.
+        self.interrupts = threading.current_thread() is threading.main_thread()
+        self.previous = signal.signal(signal.SIGALRM, self._interrupt) if self.interrupts else None
 
     def start(self) -> None:
         self.thread.start()
@@ -64,8 +62,8 @@ class _Timer:
     def cancel(self) -> None:
         self.ended.set()
         self.thread.join()
-        if self.previous is not None:
-            signal.signal(signal.SIGALRM, self.previous)
+        if self.interrupts:
+            signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
 
     def _run(self) -> None:
         if self.ended.wait(self.limit):
@@ -76,7 +74,7 @@ class _Timer:
             log.guest.abort()
             if self.ended.wait(_GRACE):
                 return
-        if self.previous is not None and self.main is not None:
+        if self.interrupts and self.main is not None:
             signal.pthread_kill(self.main, signal.SIGALRM)
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
