@@ -77,8 +77,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     golden = Path(args.golden)
     for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
         settle(out)  # a record killed while switching the tree: finish it before reading
-    options = list(getattr(args, "pytest_options", []))
-    return replay(Path(args.golden), list(args.selection), repo_root(), run_pytest, options)
+    return replay(
+        Path(args.golden), list(args.selection), repo_root(), run_pytest, args.pytest_options
+    )
 
 
 def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
@@ -145,7 +146,7 @@ def parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--golden", required=True, metavar="DIR")
     replay.add_argument("selection", nargs="*", help="test files or node ids to replay")
-    replay.set_defaults(func=cmd_replay)
+    replay.set_defaults(func=cmd_replay, pytest_options=[])
     trace = sub.add_parser(
         "trace",
         help="show or compare recorded traces (*.rtrace)",

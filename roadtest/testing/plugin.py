@@ -36,6 +36,7 @@ _KEY_LOG = pytest.StashKey["TestLog"]()
 # The devices each collected test module declares, by module file: a group tests use together.
 _DEVICES = pytest.StashKey[dict[str, list[Device]]]()
 _CALL_FAILED = pytest.StashKey[bool]()
+_BOOT_ARGS = pytest.StashKey[list[str]]()  # --roadtest-bootargs, split
 # The last test that ended with the guest alive, and the console position then.
 _LAST_TEST = pytest.StashKey[tuple[str, int]]()
 
@@ -201,7 +202,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
-    _boot_args(config.getoption("--roadtest-bootargs"))
+    config.stash[_BOOT_ARGS] = _boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
         config.pluginmanager.register(
             timeouts.GuestTimeouts(lambda item: item.stash.get(_KEY_LOG, None)),
@@ -353,7 +354,7 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             time_travel=not config.getoption("--roadtest-no-time-travel"),
             hooks=_device_hooks(config, kernel.release),
             module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
-            boot_args=_boot_args(config.getoption("--roadtest-bootargs")),
+            boot_args=config.stash[_BOOT_ARGS],
         )
         session.start()
     except RoadtestError as err:
