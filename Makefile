@@ -31,7 +31,10 @@ run: kernel
 unit: setup
 	$(PYTHON) -m pytest -q tests/unit
 
+# tests/guest/test_driver_coverage.py runs the gcov variant of the kernel: build it here,
+# where its progress shows, not inside that test.
 drivers: kernel
+	$(VENV)/bin/roadtest build --coverage
 	$(VENV)/bin/roadtest run tests/drivers tests/guest
 
 # The driver suite against the golden traces in traces/: the drivers' register I/O

@@ -17,8 +17,10 @@ _XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"
 
 def cmd_build(args: argparse.Namespace) -> int:
     from roadtest.kernel import build_main
+    from roadtest.testing.coverage import kernel_variant
 
-    return build_main(repo_root())
+    root = repo_root()
+    return build_main(root, kernel_variant(root) if args.coverage else None)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -30,9 +32,15 @@ def run_pytest(pytest_args: list[str]) -> int:
     import pytest
 
     from roadtest.kernel import ensure_kernel
+    from roadtest.testing.coverage import kernel_variant
 
+    # `roadtest run --coverage` is the plugin's --roadtest-coverage, into roadtest-coverage/.
+    pytest_args = [
+        "--roadtest-coverage=roadtest-coverage" if a == "--coverage" else a for a in pytest_args
+    ]
+    with_coverage = any(a.startswith("--roadtest-coverage") for a in pytest_args)
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
-    ensure_kernel(repo_root())
+    ensure_kernel(repo_root(), variant=kernel_variant(repo_root()) if with_coverage else None)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     # Hypothesis' pytest plugin imports all of Hypothesis up front: ~0.9 s of every run here.
@@ -115,6 +123,9 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build = sub.add_parser(
         "build", help="build the guest kernel, or confirm the cached one is current"
+    )
+    build.add_argument(
+        "--coverage", action="store_true", help="the gcov variant that `run --coverage` uses"
     )
     build.set_defaults(func=cmd_build)
     run = sub.add_parser(

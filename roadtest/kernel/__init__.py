@@ -5,7 +5,7 @@ of builds keyed by all three.
     kernel.image, kernel.modules_dir, kernel.source_dir
 """
 
-from roadtest.kernel.build import Kernel, cached_kernel, ensure_kernel
+from roadtest.kernel.build import Kernel, Variant, cached_kernel, ensure_kernel
 from roadtest.kernel.cache import KEY_VERSION, default_cache_dir
 from roadtest.kernel.cli import build_main
 from roadtest.kernel.config import config_fragments
@@ -13,6 +13,7 @@ from roadtest.kernel.config import config_fragments
 __all__ = [
     "KEY_VERSION",
     "Kernel",
+    "Variant",
     "build_main",
     "cached_kernel",
     "config_fragments",

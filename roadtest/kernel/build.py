@@ -65,6 +65,15 @@ def _report_interval(progress: Callable[[str], None]) -> float:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A kernel the cache keeps beside the main one: its whole config (`fragments`), and the
+    kbuild variables (`VAR=value`) its build sets."""
+
+    fragments: tuple[Path, ...]
+    make_vars: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class _Inputs:
     identity: SourceIdentity
     patches: list[Path]
@@ -72,21 +81,24 @@ class _Inputs:
     source_key: str
     key: str
     target: Target
+    make_vars: tuple[str, ...]
 
 
-def _inputs(repo_root: Path, fragments: list[Path] | None, target: Target) -> _Inputs:
+def _inputs(repo_root: Path, variant: Variant | None, target: Target) -> _Inputs:
     identity = source_identity()
     patches = read_series(repo_root)
-    if fragments is None:
+    make_vars: tuple[str, ...] = ()
+    if variant is None:
         fragments = config_fragments(repo_root, target)
     else:
-        fragments = [f if f.is_absolute() else repo_root / f for f in fragments]
+        fragments = [f if f.is_absolute() else repo_root / f for f in variant.fragments]
+        make_vars = variant.make_vars
     for fragment in fragments:
         if not fragment.is_file():
             raise RoadtestError(f"config fragment {fragment} not found")
     src_key = cache.source_key(identity, patches)
-    key = cache.build_key(src_key, fragments, target.key_data())
-    return _Inputs(identity, patches, fragments, src_key, key, target)
+    key = cache.build_key(src_key, fragments, target.key_data(), make_vars)
+    return _Inputs(identity, patches, fragments, src_key, key, target, make_vars)
 
 
 def _from_stamp(entry: Entry, key: str, target: Target) -> Kernel | None:
@@ -132,12 +144,12 @@ def _use_cached(entry: Entry, key: str, target: Target) -> Kernel | None:
 def cached_kernel(
     repo_root: Path,
     *,
-    fragments: list[Path] | None = None,
+    variant: Variant | None = None,
     cache_dir: Path | None = None,
     target: Target = UM,
 ) -> Kernel | None:
     """The cached kernel for the current inputs, or None if it needs building. Never builds."""
-    inputs = _inputs(repo_root, fragments, target)
+    inputs = _inputs(repo_root, variant, target)
     layout = Layout(cache_dir or cache.default_cache_dir())
     return _use_cached(layout.entry(inputs.key), inputs.key, target)
 
@@ -145,14 +157,14 @@ def cached_kernel(
 def ensure_kernel(
     repo_root: Path,
     *,
-    fragments: list[Path] | None = None,
+    variant: Variant | None = None,
     cache_dir: Path | None = None,
     progress: Callable[[str], None] = _stderr,
     target: Target = UM,
 ) -> Kernel:
-    """The `target` kernel for the current sources, patches and config fragments, built if
-    needed."""
-    inputs = _inputs(repo_root, fragments, target)
+    """The `target` kernel for the current sources, patches and config fragments (or
+    `variant`'s), built if needed."""
+    inputs = _inputs(repo_root, variant, target)
     layout = Layout(cache_dir or cache.default_cache_dir())
     entry = layout.entry(inputs.key)
     kernel = _use_cached(entry, inputs.key, target)
@@ -242,7 +254,7 @@ def _build(
     target = inputs.target
     config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target)
 
-    make = ["make", *target.make_args(), f"O={entry.build_dir}"]
+    make = ["make", *target.make_args(), *inputs.make_vars, f"O={entry.build_dir}"]
     jobs = parallel_jobs()
     progress(f"kernel: compiling with {jobs} job{'s' if jobs > 1 else ''}")
     built = runner.check(

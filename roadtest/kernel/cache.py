@@ -21,7 +21,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,9 @@ KEY_VERSION = "1"
 
 # Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
 # tree 1.7 GB); a config-only change starts from the newest build of the same source.
-KEEP_BUILDS = 3
+# Four: the main kernel and its coverage variant (run --coverage), and two older ones,
+# so that using both never evicts either.
+KEEP_BUILDS = 4
 
 CACHE_ENV = "ROADTEST_CACHE"
 
@@ -58,10 +60,14 @@ def source_key(identity: SourceIdentity, patches: list[Path]) -> str:
     return _digest([b"roadtest-kernel-source", meta.encode(), *(p.read_bytes() for p in patches)])
 
 
-def build_key(src_key: str, fragments: list[Path], target: bytes) -> str:
-    """Names one build: its source tree, its target (Target.key_data()) and the fragments'
-    contents, in order."""
+def build_key(
+    src_key: str, fragments: list[Path], target: bytes, make_vars: Sequence[str] = ()
+) -> str:
+    """Names one build: its source tree, its target (Target.key_data()), the fragments'
+    contents, in order, and kbuild variables a variant sets (none: the main kernel)."""
     parts = [b"roadtest-kernel-build", KEY_VERSION.encode(), src_key.encode(), target]
+    if make_vars:
+        parts.append(b"make:" + "\0".join(make_vars).encode())
     return _digest([*parts, *(f.read_bytes() for f in fragments)])
 
 

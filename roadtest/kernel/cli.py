@@ -5,17 +5,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from roadtest.kernel.build import cached_kernel, ensure_kernel
+from roadtest.kernel.build import Variant, cached_kernel, ensure_kernel
 
 
-def build_main(repo_root: Path) -> int:
+def build_main(repo_root: Path, variant: Variant | None = None) -> int:
     """Print the kernel release, its image and whether it was cached; errors propagate as
     RoadtestError (the caller prints them as one line)."""
-    kernel = cached_kernel(repo_root)
+    kernel = cached_kernel(repo_root, variant=variant)
     if kernel is not None:
         print(f"kernel {kernel.release}: up to date ({kernel.image})")
         return 0
     start = time.monotonic()
-    kernel = ensure_kernel(repo_root)
+    kernel = ensure_kernel(repo_root, variant=variant)
     print(f"kernel {kernel.release}: built in {time.monotonic() - start:.0f} s ({kernel.image})")
     return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from roadtest.arch import Target
 from roadtest.guest.client import AgentClient
-from roadtest.kernel import Kernel, ensure_kernel
+from roadtest.kernel import Kernel, Variant, ensure_kernel
 from roadtest.machine.console import Console
 
 
@@ -127,9 +127,9 @@ class MachineType(ABC):
     name: str  # --roadtest-machine's value
     target: Target  # the architecture its kernel is built for
 
-    def build(self, repo_root: Path) -> Kernel:
-        """The machine's kernel, built if needed."""
-        return ensure_kernel(repo_root, target=self.target)
+    def build(self, repo_root: Path, variant: Variant | None = None) -> Kernel:
+        """The machine's kernel (or `variant` of it), built if needed."""
+        return ensure_kernel(repo_root, variant=variant, target=self.target)
 
     @abstractmethod
     def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:

@@ -22,7 +22,7 @@ from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.testing import timeouts, tracecmd_capture, verdicts
+from roadtest.testing import coverage, timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
 
@@ -179,6 +179,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "reaches the module when roadtest loads it, as modprobe does)",
     )
     group.addoption(
+        "--roadtest-coverage",
+        default=None,
+        metavar="DIR",
+        help="run a gcov kernel and report the line and branch coverage of the driver modules "
+        "the tests loaded: a summary, DIR/index.html and DIR/coverage.lcov",
+    )
+    group.addoption(
         "--roadtest-ktap",
         default=None,
         metavar="FILE",
@@ -211,10 +218,34 @@ def pytest_configure(config: pytest.Config) -> None:
     ktap = config.getoption("--roadtest-ktap")
     if ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all reports
         config.pluginmanager.register(KtapReport(_ktap_path(ktap)), "roadtest-ktap")
+    out = config.getoption("--roadtest-coverage")
+    if out and not hasattr(config, "workerinput"):
+        coverage.start(Path(out).absolute())
     logger = logging.getLogger("roadtest")
     logger.addHandler(_backend_log)
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """The coverage summary, once every guest has ended (xdist: on the controller)."""
+    out = config.getoption("--roadtest-coverage")
+    if not out or hasattr(config, "workerinput"):
+        return
+    from roadtest.kernel import cached_kernel
+
+    terminalreporter.section("roadtest driver coverage")
+    kernel = cached_kernel(repo_root(), variant=coverage.kernel_variant(repo_root()))
+    if kernel is None:
+        terminalreporter.write_line("no coverage kernel: no guest ran")
+        return
+    try:
+        terminalreporter.write_line(coverage.report(Path(out).absolute(), kernel))
+    except RoadtestError as err:
+        terminalreporter.write_line(f"roadtest: {err}")
 
 
 def _ktap_path(value: str) -> Path:
@@ -341,9 +372,13 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
     workdir_opt = config.getoption("--roadtest-workdir")
     cache = default_cache_dir()
     workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
+    coverage_dir = config.getoption("--roadtest-coverage")
     try:
         machine = registry.get(config.getoption("--roadtest-machine"))
-        kernel = machine.build(repo_root())
+        kernel = machine.build(
+            repo_root(),
+            coverage.kernel_variant(repo_root(), machine.target) if coverage_dir else None,
+        )
         session = RoadtestSession(
             kernel,
             [],
@@ -356,6 +391,9 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
             boot_args=config.stash[_BOOT_ARGS],
         )
+        if coverage_dir:
+            snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
+            session.before_guest_ends.append(snapshots.take)
         session.start()
     except RoadtestError as err:
         pytest.exit(f"roadtest: {err}", returncode=3)

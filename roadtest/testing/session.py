@@ -38,7 +38,7 @@ from roadtest.testing import devicetree
 from roadtest.testing.devices import Device, I2CDevice, Layout, PlacementError, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.hooks import DeviceHooks, LiveHooks
-from roadtest.testing.modules import ModuleIndex, params_from_cmdline
+from roadtest.testing.modules import ModuleIndex, ModuleInfo, params_from_cmdline
 from roadtest.trace.names import TracedDevice
 
 if TYPE_CHECKING:
@@ -183,6 +183,10 @@ class RoadtestSession:
         # The guest and console position when the test began (set by the plugin).
         self.log_start: tuple[Machine | None, int] = (None, 0)
         self._log_reads = 0
+        # The driver modules loaded into the current guest, and what wants to see them
+        # (and the guest) before the guest ends (coverage.py copies their counters).
+        self.drivers_loaded: dict[str, ModuleInfo] = {}
+        self.before_guest_ends: list[Callable[[AgentClient, list[ModuleInfo]], object]] = []
         self.problems: list[str] = []  # the hooks' verdicts on detached devices
         # Told when `require` replaces a live guest (the plugin's test log follows it).
         self.on_replaced: Callable[[Machine], None] | None = None
@@ -245,6 +249,7 @@ class RoadtestSession:
 
     def boot(self) -> Machine:
         if self.guest is not None:
+            self._guest_ends(self.guest)
             self.guest.kill()
         self.boots += 1
         config = BootConfig(
@@ -273,8 +278,16 @@ class RoadtestSession:
             return self.boot()
         return self.guest
 
+    def _guest_ends(self, guest: Machine) -> None:
+        """Give the callbacks a last look at a guest that still answers."""
+        if guest.alive:
+            for callback in self.before_guest_ends:
+                callback(guest.agent, list(self.drivers_loaded.values()))
+        self.drivers_loaded = {}
+
     def stop(self) -> None:
         if self.guest is not None:
+            self._guest_ends(self.guest)
             self.guest.stop()
             self.guest = None
         self.backend.stop()
@@ -361,6 +374,7 @@ class RoadtestSession:
     def load_driver(self, compatible: str, bus: str = "") -> None:
         agent = self.ensure_guest().agent
         module = self.modules.for_compatible(compatible, bus)
+        self.drivers_loaded[module.name] = module
         for mod in self.modules.load_order(module):
             if not agent.exists(f"/sys/module/{mod.name}"):
                 agent.load_module(str(mod.path), params_from_cmdline(self.boot_args, mod.name))

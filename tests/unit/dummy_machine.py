@@ -15,7 +15,7 @@ from typing import Any
 from roadtest.arch import Target
 from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import Channel, ProtocolError
-from roadtest.kernel import Kernel
+from roadtest.kernel import Kernel, Variant
 from roadtest.machine.base import (
     BootConfig,
     GuestError,
@@ -135,7 +135,7 @@ class DummyMachine(MachineType):
         self.kernel = kernel
         self.booted: list[DummyGuest] = []
 
-    def build(self, repo_root: Path) -> Kernel:
+    def build(self, repo_root: Path, variant: Variant | None = None) -> Kernel:
         return self.kernel
 
     def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from roadtest.errors import RoadtestError
-from roadtest.kernel import Kernel, build_main, cached_kernel, ensure_kernel
+from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel
 from roadtest.kernel.build import _StderrProgress
 
 FAKE_MAKE = r"""#!{python}
@@ -298,21 +298,22 @@ def test_changed_patch_rebuilds_with_a_new_source_tree(fake: Fake) -> None:
 def test_explicit_fragments(fake: Fake) -> None:
     only = fake.write("extra/only.config", "CONFIG_ONLY=y\n")
     kernel = ensure_kernel(
-        fake.repo, fragments=[only], cache_dir=fake.cache, progress=fake.messages.append
+        fake.repo, variant=Variant((only,)), cache_dir=fake.cache, progress=fake.messages.append
     )
     assert "CONFIG_ONLY=y" in kernel.config.read_text()
     assert "CONFIG_FAKE" not in kernel.config.read_text()
-    assert cached_kernel(fake.repo, fragments=[Path("extra/only.config")], cache_dir=fake.cache)
+    variant = Variant((Path("extra/only.config"),))
+    assert cached_kernel(fake.repo, variant=variant, cache_dir=fake.cache)
 
 
 def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
-    # The README: the three most recently used builds are kept.
-    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y"):
+    # The README: the newest four builds are kept (a kernel and its coverage variant, and two).
+    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
         fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
         proc = fake.in_subprocess()
         proc.communicate()
         assert proc.returncode == 0
-    assert len(fake.entries()) == 3
+    assert len(fake.entries()) == 4
     assert len(fake.sources()) == 1
 
 
@@ -322,15 +323,15 @@ def test_builds_in_use_by_another_process_are_kept(fake: Fake) -> None:
     assert holder.stdout is not None
     held = Path(holder.stdout.readline().strip())
     try:
-        # Three newer builds push the held one out of the newest three.
-        for value in ("m", "n", "y\nCONFIG_OTHER=y"):
+        # Four newer builds push the held one out of the newest four.
+        for value in ("m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
             fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
             proc = fake.in_subprocess()
             proc.communicate()
             assert proc.returncode == 0
         assert held.is_file()
         assert held.parent.parent in fake.entries()
-        assert len(fake.entries()) == 4  # the held one is kept on top of the newest three
+        assert len(fake.entries()) == 5  # the held one is kept on top of the newest four
     finally:
         holder.communicate("")
 
