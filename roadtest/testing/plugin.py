@@ -221,7 +221,11 @@ def _ktap_path(value: str) -> Path:
     """Where the KTAP results go: known to be writable before the run, not after it."""
     path = Path(value).absolute()
     if path.is_dir() or not os.access(path.parent, os.W_OK | os.X_OK):
-        why = "a directory" if path.is_dir() else "its directory is not writable or missing"
+        why = (
+            "is a directory: give the results file's name"
+            if path.is_dir()
+            else "its directory is not writable or missing"
+        )
         raise pytest.UsageError(f"roadtest: --roadtest-ktap {value}: {why}")
     return path
 
@@ -249,8 +253,8 @@ def _boot_args(value: str) -> list[str]:
 
 
 def _check_options(config: pytest.Config) -> None:
-    """Bad --roadtest-cpu, --roadtest-machine or --roadtest-workdir: one line and exit 4
-    before any test runs, not the same traceback in every test."""
+    """Bad --roadtest-cpu, --roadtest-module, --roadtest-machine or --roadtest-workdir: one
+    line and exit 4 before any test runs, not the same traceback in every test."""
     cpu = config.getoption("--roadtest-cpu")
     if cpu is not None:
         # Try it: the CPUs allowed are the cpuset's, which may be more than this process
@@ -264,6 +268,10 @@ def _check_options(config: pytest.Config) -> None:
                 f"(this machine has {os.cpu_count()}, numbered from 0)"
             ) from None
         os.sched_setaffinity(0, current)
+    for module in config.getoption("--roadtest-module"):
+        if not Path(module).is_file():
+            why = "not a file" if Path(module).exists() else "no such file"
+            raise pytest.UsageError(f"roadtest: --roadtest-module {module}: {why}")
     from roadtest.machine import registry
 
     try:
