@@ -100,12 +100,21 @@ class TestLog:
         self.errors_mark += len(errors)
         return errors
 
+    def note_for(self, errors: list[BackendError]) -> str:
+        """The note, unless every error is a damaged trace: host load cannot cause that."""
+        if not self.note:
+            return ""
+        from roadtest.replayer.player import TraceDamaged
+
+        return self.note if any(not isinstance(e.exception, TraceDamaged) for e in errors) else ""
+
     def cause(self, exc: BaseException | None) -> BaseException | None:
         """What to report in place of `exc` (None: the test passed): a model's exception,
         or how the guest died; None when there is nothing better than `exc`."""
         if self.timed_out is not None and self.guest is not None:
             return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
-        outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
+        errors = self.new_model_errors()
+        outcome = verdicts.model_outcome(errors, self.note_for(errors))
         if outcome is not None:
             return outcome
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
@@ -452,7 +461,8 @@ def guest(
         death = str(verdicts.timed_out(guest, test_log.console_mark, test_log.timed_out))
     if death is not None:
         failures.append(death)
-    model = verdicts.model_outcome(test_log.new_model_errors(), test_log.note)
+    errors = test_log.new_model_errors()
+    model = verdicts.model_outcome(errors, test_log.note_for(errors))
     if model is not None:
         failures.append(f"{type(model).__name__}: {model}")
     if strays:
@@ -461,7 +471,7 @@ def guest(
             "test starts): " + "; ".join(strays)
         )
     problems = session.problems[problems_before:]
-    if device_problems and test_log.note and model is None:
+    if test_log.note and model is None and _diverged(session.hooks, len(device_problems)):
         problems.append(test_log.note)
     failures += problems
     trouble = guest.console.trouble(test_log.console_mark)
@@ -469,6 +479,17 @@ def guest(
         failures.append("the guest kernel reported trouble:\n" + "\n".join(trouble))
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
+
+
+def _diverged(hooks: DeviceHooks | None, problems: int) -> bool:
+    """Is one of the player verdicts behind the last `problems` device problems a divergence
+    (not a damaged trace)? Each failed replay gave one problem, in order."""
+    from roadtest.replayer.player import ReplayHooks
+
+    if not problems or not isinstance(hooks, ReplayHooks):
+        return False
+    failed = [outcome for outcome in hooks.outcomes if outcome.failure][-problems:]
+    return any(not outcome.damaged for outcome in failed)
 
 
 def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> Machine:
