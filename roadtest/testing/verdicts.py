@@ -8,7 +8,6 @@ in the report) so that the headline names the cause.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,13 +15,13 @@ import pytest
 
 from roadtest.guest.client import AgentTimeout
 from roadtest.guest.protocol import ProtocolError
+from roadtest.machine.console import PANIC
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
     from roadtest.machine.base import Machine
 
 LAST_LINES = 12
-_PANIC = re.compile(r"Kernel panic - not syncing: .*")
 # How long a guest whose channel broke gets to finish dying, so its last lines are in.
 _EXIT_WAIT = 5.0
 
@@ -86,7 +85,7 @@ def guest_death(guest: Machine, since: int, exc: BaseException | None = None) ->
     else:
         status = guest.exit_status(_EXIT_WAIT)
         lines = guest.console.lines_since(since) if guest.console is not None else []
-        panic = next((m.group(0) for line in lines if (m := _PANIC.search(line))), None)
+        panic = next((m.group(0) for line in lines if (m := PANIC.search(line))), None)
         if panic is not None:
             headline = f"the guest kernel panicked: {panic}"
         elif any("reboot: Power down" in line for line in lines):

@@ -331,3 +331,17 @@ def test_boot_arguments_the_kernel_cannot_take(
     result = run(pytester, "def test_nothing(): pass\n", f"--roadtest-bootargs={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*roadtest: --roadtest-bootargs {value}: {why}*"])
+
+
+def test_a_guest_that_panics_at_boot_says_why(pytester: pytest.Pytester) -> None:
+    # Not "guest did not boot (channel closed by peer)": the kernel's panic names the cause.
+    result = run(
+        pytester, "def test_nothing(guest): pass\n", "--roadtest-bootargs=init=/no/such/init"
+    )
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*GuestError: guest did not boot (Kernel panic - not syncing: "
+            "Requested init /no/such/init failed*); console: *"
+        ]
+    )
