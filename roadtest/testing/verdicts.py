@@ -63,12 +63,27 @@ def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseExcepti
                 f"{error.where}: {error.exception.msg}", _use_item_location=True
             )
     headline = errors[0].summary
+    kinds = {error.kind for error in errors}
     if len(errors) > 1:
-        headline += f" (and {len(errors) - 1} more model errors, below)"
+        more = len(errors) - 1
+        noun = ("model error" if kinds == {"model"} else "error") + ("s" if more > 1 else "")
+        headline += f" (and {more} more {noun}, below)"
     if note:
         headline += "\n" + note
+    # A "device" error is the guest's virtio driver breaking the protocol, or the backend
+    # failing: not the model. Said so, the user does not look for a bug in the model.
+    what = {
+        frozenset({"model"}): "a model raised while serving the driver",
+        frozenset({"device"}): _DEVICE_ERROR,
+    }.get(frozenset(kinds), f"a model raised, and {_DEVICE_ERROR}")
     details = "\n".join(str(e) for e in errors)
-    return ModelFault(f"{headline}\na model raised while serving the driver:\n{details}")
+    return ModelFault(f"{headline}\n{what}:\n{details}")
+
+
+_DEVICE_ERROR = (
+    "the virtio backend could not serve what the guest sent (not a model's fault: "
+    "a virtio driver or roadtest bug)"
+)
 
 
 def is_guest_death(exc: BaseException) -> bool:
