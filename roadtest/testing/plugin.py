@@ -343,8 +343,10 @@ def _worker() -> tuple[str, int]:
 
 @pytest.fixture(scope="session")
 def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession]:
+    from roadtest.backend.server import BackendStartError
     from roadtest.kernel import default_cache_dir
     from roadtest.machine import registry
+    from roadtest.machine.base import GuestError
     from roadtest.testing.session import RoadtestSession, default_workdir
 
     config = request.config
@@ -374,7 +376,8 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             boot_args=config.stash[_BOOT_ARGS],
         )
         session.start()
-    except RoadtestError as err:
+    except (RoadtestError, GuestError, BackendStartError) as err:
+        # No guest for any test: one line, not the same error at the setup of every test.
         pytest.exit(f"roadtest: {err}", returncode=3)
     try:
         yield session
