@@ -13,6 +13,8 @@ TROUBLE = re.compile(
     r"Kernel panic|WARNING:|BUG:|Oops|general protection|UBSAN:|KASAN:|"
     r"possible recursive locking|circular locking|INFO: task .* blocked|Call Trace:"
 )
+# The kernel's last word when it panics: the reason is the rest of the line.
+PANIC = re.compile(r"Kernel panic - not syncing: .*")
 _KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
 
 

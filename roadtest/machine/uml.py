@@ -36,7 +36,7 @@ from roadtest.machine.base import (
     VirtioNode,
     device_node,
 )
-from roadtest.machine.console import Console
+from roadtest.machine.console import PANIC, Console
 
 _PR_SET_PDEATHSIG = 1
 
@@ -150,8 +150,11 @@ class UMLGuest(Machine):
             ready = self._agent.wait_ready(self.config.boot_timeout)
         except ProtocolError as err:
             self.kill()
-            why = [line for line in self.console.lines_since(0) if "roadtest sandbox:" in line]
-            reason = why[-1].strip() if why else str(err)
+            lines = self.console.lines_since(0)
+            why = [line for line in lines if "roadtest sandbox:" in line]
+            # A kernel that panics at boot (a bad init=, say) says why; the channel does not.
+            panic = next((m.group(0) for line in lines if (m := PANIC.search(line))), None)
+            reason = why[-1].strip() if why else panic or str(err)
             raise GuestError(f"guest did not boot ({reason}); console: {self.console_log}") from err
         self.boot_seconds = time.monotonic() - started
         self.release = str(ready.get("release", ""))

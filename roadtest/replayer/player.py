@@ -75,6 +75,10 @@ class TraceResult:
         }
 
 
+class TraceDamaged(ModelError):
+    """The trace cannot be read on: the file's fault, whatever the driver or the host did."""
+
+
 class _Events:
     """A trace's events, read as the player walks them and forgotten once well behind it
     (the last CONTEXT are kept for the report), so that a long trace costs no more
@@ -299,14 +303,14 @@ class TracePlayer:
             return event
         return None
 
-    def _damaged(self) -> ModelError:
+    def _damaged(self) -> TraceDamaged:
         """The trace cannot be read on (from where the player is): fail it."""
         assert self.events.error is not None
         if not self.failure:
             self.damaged = True
             self.summary = f"the trace is damaged: {self.events.error.detail}"
             self.failure = f"replay of {self.shown_path}: {self.summary}"
-        return ModelError(self.failure)
+        return TraceDamaged(self.failure)
 
     def _diverge(self, why: str) -> ModelError:
         index = self.pos

@@ -61,7 +61,8 @@ def replay(
             raise RoadtestError(f"{printable(str(path))}: {err}") from None
         if found is None:
             raise RoadtestError(
-                f"{printable(str(path))}: its test {shown_id(header.test)} no longer exists"
+                f"{printable(str(path))}: its test {shown_id(header.test)} no longer exists: "
+                "delete the trace, or record the test under its new name"
             )
         tests[path] = header.test
     wanted = _wanted(selection, root)

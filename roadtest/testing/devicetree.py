@@ -77,12 +77,17 @@ def source(fragments: list[Placed], root: str) -> str:
     return PREAMBLE + root + body
 
 
-def _first_error(text: str) -> str:
-    for line in text.splitlines():
-        if "rror" in line or "syntax" in line:
-            return line.strip()
+def _first_error(text: str, src: str) -> str:
+    """cpp's or dtc's first error, with the source line it points at: its number counts
+    the whole generated tree, which the user never wrote."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else "unknown error"
+    first = next((line for line in lines if "rror" in line or "syntax" in line), None)
+    first = first or (lines[0] if lines else "unknown error")
+    where = re.search(r"<stdin>:(\d+)", first)
+    source_lines = src.splitlines()
+    if where is not None and 1 <= int(where.group(1)) <= len(source_lines):
+        first += f" (line {where.group(1)}: {source_lines[int(where.group(1)) - 1].strip()})"
+    return first
 
 
 def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree") -> Path:
@@ -104,7 +109,9 @@ def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree
         check=False,
     )
     if cpp.returncode != 0:
-        raise DevicetreeError(f"{what} does not preprocess: {_first_error(cpp.stderr.decode())}")
+        raise DevicetreeError(
+            f"{what} does not preprocess: {_first_error(cpp.stderr.decode(), src)}"
+        )
     tmp = out.with_name(out.name + ".tmp")
     dtc = subprocess.run(
         ["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(tmp), "-"],
@@ -114,7 +121,7 @@ def compile_dts(src: str, include_root: Path, out: Path, what: str = "devicetree
     )
     if dtc.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise DevicetreeError(f"{what} does not compile: {_first_error(dtc.stderr.decode())}")
+        raise DevicetreeError(f"{what} does not compile: {_first_error(dtc.stderr.decode(), src)}")
     tmp.replace(out)
     return out
 

@@ -74,8 +74,10 @@ class ModuleIndex:
         module of the same name, or in addition when the kernel has none."""
         try:
             mod = module_info(path)
-        except (OSError, ELFError) as err:
-            raise ModuleError(f"{path}: not a kernel module: {err}") from None
+        except OSError as err:
+            raise ModuleError(f"{path}: cannot read it: {err.strerror or err}") from None
+        except ELFError as err:
+            raise ModuleError(f"{path}: not a kernel module (not ELF: {err})") from None
         if "vermagic" not in mod.fields:
             raise ModuleError(f"{path}: not a kernel module (no .modinfo vermagic)")
         self.by_name[mod.name] = mod

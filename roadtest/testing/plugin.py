@@ -100,12 +100,21 @@ class TestLog:
         self.errors_mark += len(errors)
         return errors
 
+    def note_for(self, errors: list[BackendError]) -> str:
+        """The note, unless every error is a damaged trace: host load cannot cause that."""
+        if not self.note:
+            return ""
+        from roadtest.replayer.player import TraceDamaged
+
+        return self.note if any(not isinstance(e.exception, TraceDamaged) for e in errors) else ""
+
     def cause(self, exc: BaseException | None) -> BaseException | None:
         """What to report in place of `exc` (None: the test passed): a model's exception,
         or how the guest died; None when there is nothing better than `exc`."""
         if self.timed_out is not None and self.guest is not None:
             return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
-        outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
+        errors = self.new_model_errors()
+        outcome = verdicts.model_outcome(errors, self.note_for(errors))
         if outcome is not None:
             return outcome
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
@@ -252,7 +261,11 @@ def _ktap_path(value: str) -> Path:
     """Where the KTAP results go: known to be writable before the run, not after it."""
     path = Path(value).absolute()
     if path.is_dir() or not os.access(path.parent, os.W_OK | os.X_OK):
-        why = "a directory" if path.is_dir() else "its directory is not writable or missing"
+        why = (
+            "is a directory: give the results file's name"
+            if path.is_dir()
+            else "its directory is not writable or missing"
+        )
         raise pytest.UsageError(f"roadtest: --roadtest-ktap {value}: {why}")
     return path
 
@@ -280,8 +293,8 @@ def _boot_args(value: str) -> list[str]:
 
 
 def _check_options(config: pytest.Config) -> None:
-    """Bad --roadtest-cpu, --roadtest-machine or --roadtest-workdir: one line and exit 4
-    before any test runs, not the same traceback in every test."""
+    """Bad --roadtest-cpu, --roadtest-module, --roadtest-machine or --roadtest-workdir: one
+    line and exit 4 before any test runs, not the same traceback in every test."""
     cpu = config.getoption("--roadtest-cpu")
     if cpu is not None:
         # Try it: the CPUs allowed are the cpuset's, which may be more than this process
@@ -295,6 +308,10 @@ def _check_options(config: pytest.Config) -> None:
                 f"(this machine has {os.cpu_count()}, numbered from 0)"
             ) from None
         os.sched_setaffinity(0, current)
+    for module in config.getoption("--roadtest-module"):
+        if not Path(module).is_file():
+            why = "not a file" if Path(module).exists() else "no such file"
+            raise pytest.UsageError(f"roadtest: --roadtest-module {module}: {why}")
     from roadtest.machine import registry
 
     try:
@@ -357,8 +374,10 @@ def _worker() -> tuple[str, int]:
 
 @pytest.fixture(scope="session")
 def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession]:
+    from roadtest.backend.server import BackendStartError
     from roadtest.kernel import default_cache_dir
     from roadtest.machine import registry
+    from roadtest.machine.base import GuestError
     from roadtest.testing.session import RoadtestSession, default_workdir
 
     config = request.config
@@ -395,7 +414,8 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
             snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
             session.before_guest_ends.append(snapshots.take)
         session.start()
-    except RoadtestError as err:
+    except (RoadtestError, GuestError, BackendStartError) as err:
+        # No guest for any test: one line, not the same error at the setup of every test.
         pytest.exit(f"roadtest: {err}", returncode=3)
     try:
         yield session
@@ -482,7 +502,8 @@ def guest(
         death = str(verdicts.timed_out(guest, test_log.console_mark, test_log.timed_out))
     if death is not None:
         failures.append(death)
-    model = verdicts.model_outcome(test_log.new_model_errors(), test_log.note)
+    errors = test_log.new_model_errors()
+    model = verdicts.model_outcome(errors, test_log.note_for(errors))
     if model is not None:
         failures.append(f"{type(model).__name__}: {model}")
     if strays:
@@ -491,7 +512,7 @@ def guest(
             "test starts): " + "; ".join(strays)
         )
     problems = session.problems[problems_before:]
-    if device_problems and test_log.note and model is None:
+    if test_log.note and model is None and _diverged(session.hooks, len(device_problems)):
         problems.append(test_log.note)
     failures += problems
     trouble = guest.console.trouble(test_log.console_mark)
@@ -499,6 +520,17 @@ def guest(
         failures.append("the guest kernel reported trouble:\n" + "\n".join(trouble))
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
+
+
+def _diverged(hooks: DeviceHooks | None, problems: int) -> bool:
+    """Is one of the player verdicts behind the last `problems` device problems a divergence
+    (not a damaged trace)? Each failed replay gave one problem, in order."""
+    from roadtest.replayer.player import ReplayHooks
+
+    if not problems or not isinstance(hooks, ReplayHooks):
+        return False
+    failed = [outcome for outcome in hooks.outcomes if outcome.failure][-problems:]
+    return any(not outcome.damaged for outcome in failed)
 
 
 def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> Machine:

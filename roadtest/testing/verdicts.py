@@ -8,7 +8,6 @@ in the report) so that the headline names the cause.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,13 +15,13 @@ import pytest
 
 from roadtest.guest.client import AgentTimeout
 from roadtest.guest.protocol import ProtocolError
+from roadtest.machine.console import PANIC
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
     from roadtest.machine.base import Machine
 
 LAST_LINES = 12
-_PANIC = re.compile(r"Kernel panic - not syncing: .*")
 # How long a guest whose channel broke gets to finish dying, so its last lines are in.
 _EXIT_WAIT = 5.0
 
@@ -64,12 +63,27 @@ def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseExcepti
                 f"{error.where}: {error.exception.msg}", _use_item_location=True
             )
     headline = errors[0].summary
+    kinds = {error.kind for error in errors}
     if len(errors) > 1:
-        headline += f" (and {len(errors) - 1} more model errors, below)"
+        more = len(errors) - 1
+        noun = ("model error" if kinds == {"model"} else "error") + ("s" if more > 1 else "")
+        headline += f" (and {more} more {noun}, below)"
     if note:
         headline += "\n" + note
+    # A "device" error is the guest's virtio driver breaking the protocol, or the backend
+    # failing: not the model. Said so, the user does not look for a bug in the model.
+    what = {
+        frozenset({"model"}): "a model raised while serving the driver",
+        frozenset({"device"}): _DEVICE_ERROR,
+    }.get(frozenset(kinds), f"a model raised, and {_DEVICE_ERROR}")
     details = "\n".join(str(e) for e in errors)
-    return ModelFault(f"{headline}\na model raised while serving the driver:\n{details}")
+    return ModelFault(f"{headline}\n{what}:\n{details}")
+
+
+_DEVICE_ERROR = (
+    "the virtio backend could not serve what the guest sent (not a model's fault: "
+    "a virtio driver or roadtest bug)"
+)
 
 
 def is_guest_death(exc: BaseException) -> bool:
@@ -86,7 +100,7 @@ def guest_death(guest: Machine, since: int, exc: BaseException | None = None) ->
     else:
         status = guest.exit_status(_EXIT_WAIT)
         lines = guest.console.lines_since(since) if guest.console is not None else []
-        panic = next((m.group(0) for line in lines if (m := _PANIC.search(line))), None)
+        panic = next((m.group(0) for line in lines if (m := PANIC.search(line))), None)
         if panic is not None:
             headline = f"the guest kernel panicked: {panic}"
         elif any("reboot: Power down" in line for line in lines):

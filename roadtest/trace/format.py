@@ -710,7 +710,7 @@ class TraceReader(Iterator[dict[str, Any]]):
             body = self._read(length + (4 if block_checksum else 0))
             if len(body) < length + (4 if block_checksum else 0):
                 raise _Truncated(self._pos, f"truncated inside the lz4 block at byte {start}")
-            out = self._decompress(start, word + body, f"lz4 block at byte {start}", block_max)
+            out = self._decompress(start, word + body, "lz4 block", block_max)
             if out:
                 yield start, out
 

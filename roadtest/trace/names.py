@@ -64,7 +64,8 @@ def test_file(root: Path, test_id: str) -> Path | None:
         or rel.suffix != ".py"
     ):
         raise RoadtestError(
-            f"its test {shown_id(test_id)} is not a test (FILE::NAME) under {root / 'tests'}"
+            f"its test {shown_id(test_id)} is not a node id of this checkout's tests "
+            f"(tests/<file>.py::<name>, under {root})"
         )
     path = root / rel
     try:

@@ -331,3 +331,22 @@ def test_boot_arguments_the_kernel_cannot_take(
     result = run(pytester, "def test_nothing(): pass\n", f"--roadtest-bootargs={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*roadtest: --roadtest-bootargs {value}: {why}*"])
+
+
+def test_a_guest_that_panics_at_boot_says_why(pytester: pytest.Pytester) -> None:
+    # Not "guest did not boot (channel closed by peer)": the kernel's panic names the cause.
+    # And it stops the run in one line, not with the same error at every test's setup.
+    result = run(
+        pytester,
+        "def test_one(guest): pass\ndef test_two(guest): pass\n",
+        "--roadtest-bootargs=init=/no/such/init",
+    )
+    assert result.ret == 3
+    result.assert_outcomes()
+    result.stdout.fnmatch_lines(
+        [
+            "*Exit: roadtest: guest did not boot (Kernel panic - not syncing: "
+            "Requested init /no/such/init failed*); console: *"
+        ]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

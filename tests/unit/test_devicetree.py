@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -148,6 +149,23 @@ def test_malformed_fragment_names_its_origin(tmp_path: Path, include_root: Path)
     ):
         build(Layout([good, bad]).fragments(), include_root, tmp_path / "w", uml_root())
     assert not (tmp_path / "w" / "guest.dtb").exists()
+
+
+@pytest.mark.parametrize(
+    ("broken", "failure"),
+    [("reg = <0x$addr$>>;", "does not compile"), ("#include <nosuch.h>", "does not preprocess")],
+)
+def test_a_fragment_error_quotes_the_line(
+    tmp_path: Path, include_root: Path, broken: str, failure: str
+) -> None:
+    # dtc and cpp count lines of the whole generated tree: the number alone points nowhere.
+    bad = device(f"sensor@$addr$ {{\n{broken}\n}};", origin="tests/bad.py")
+    filled = broken.replace("$addr$", f"{Layout([bad]).placement(bad).addr:x}")
+    with pytest.raises(DevicetreeError) as err:
+        build(Layout([bad]).fragments(), include_root, tmp_path / "w", uml_root())
+    message = str(err.value)
+    assert message.startswith(f"devicetree fragment of tests/bad.py {failure}: ")
+    assert re.search(rf"\(line \d+: {re.escape(filled)}\)$", message), message
 
 
 SUPPLY_NODE = """

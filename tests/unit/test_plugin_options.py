@@ -101,4 +101,15 @@ def test_ktap_file_in_a_missing_directory(tmp_path: Path) -> None:
 
 def test_ktap_file_that_is_a_directory(tmp_path: Path) -> None:
     line = one_line(pytest_run(tmp_path, f"--roadtest-ktap={tmp_path}"))
-    assert line.endswith(": a directory")
+    assert line.endswith(
+        f"--roadtest-ktap {tmp_path}: is a directory: give the results file's name"
+    )
+
+
+@pytest.mark.parametrize("given", ["missing.ko", "."])
+def test_module_that_is_not_a_file(tmp_path: Path, given: str) -> None:
+    # Named by the option and known before the run, not "not a kernel module: [Errno 2]"
+    # from the session's start.
+    line = one_line(pytest_run(tmp_path, f"--roadtest-module={given}"))
+    why = "no such file" if given == "missing.ko" else "not a file"
+    assert line.endswith(f"roadtest: --roadtest-module {given}: {why}")

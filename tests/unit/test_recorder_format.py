@@ -455,6 +455,8 @@ def test_corrupt_frames_are_errors_at_the_block(tmp_path: Path) -> None:
     error = read_error(damaged)
     assert "corrupt lz4 block" in error.what and not error.in_stream
     assert error.offset is not None and 0 < error.offset < len(data) - 12
+    # The offset is said once ("byte N: corrupt lz4 block at byte N" said it twice).
+    assert str(error).count(f"byte {error.offset}") == 1, str(error)
     _, events = read_trace(damaged, strict=False)
     with pytest.raises(TraceError, match="corrupt"):
         list(events)

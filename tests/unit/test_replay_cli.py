@@ -64,7 +64,17 @@ def test_a_trace_whose_test_is_gone(tmp_path: Path) -> None:
     trace(tmp_path / "tps62864" / "x.rtrace", "tests/drivers/regulator/test_tps62864.py::test_gone")
     line = one_error_line(replay(tmp_path))
     assert "x.rtrace: its test tests/drivers/regulator/test_tps62864.py::test_gone" in line
-    assert "no longer exists" in line
+    assert line.endswith(
+        "no longer exists: delete the trace, or record the test under its new name"
+    )
+
+
+def test_a_trace_whose_test_is_not_under_tests(tmp_path: Path) -> None:
+    # A trace recorded by pytester (its test file at the root) says what form is wanted.
+    trace(tmp_path / "opt3001" / "x.rtrace", "test_user.py::test_reads")
+    line = one_error_line(replay(tmp_path))
+    assert "x.rtrace: its test test_user.py::test_reads is not a node id of this " in line
+    assert line.endswith(f"(tests/<file>.py::<name>, under {REPO})")
 
 
 @pytest.mark.parametrize(
