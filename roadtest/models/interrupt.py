@@ -79,7 +79,10 @@ class InterruptOutput:
 
     def set(self, asserted: bool) -> None:
         """Assert or deassert the interrupt."""
-        self._asserted = bool(asserted)
+        asserted = bool(asserted)
+        if asserted is self._asserted:
+            return  # models call this on every register access: keep it cheap
+        self._asserted = asserted
         self._changed()
 
     @property
@@ -150,7 +153,7 @@ class Wire:
     @property
     def level(self) -> bool:
         """The wire's level: what a driving output says, else the pull's."""
-        states = {output.state for output in self.outputs} - {"released"}
+        states = {state for output in self.outputs if (state := output.state) != "released"}
         if len(states) > 1:
             raise ModelError(
                 "short circuit: one output drives the wire high while another drives it low"
@@ -208,4 +211,5 @@ class InterruptPin:
         raise NotImplementedError
 
     def update_int(self) -> None:
-        self.int_output.set(self.int_asserted)
+        output = self._int_output
+        (output if output is not None else self.int_output).set(self.int_asserted)
