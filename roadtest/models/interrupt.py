@@ -47,9 +47,7 @@ class InterruptOutput:
     electrically. Polarity and drive may change at run time (a chip's configuration
     register can set them); the wire follows at once."""
 
-    def __init__(
-        self, polarity: Polarity = Polarity.ACTIVE_LOW, drive: Drive = Drive.OPEN_DRAIN
-    ) -> None:
+    def __init__(self, polarity: Polarity, drive: Drive) -> None:
         self._polarity = polarity
         self._drive = drive
         self._asserted = False
