@@ -1,4 +1,4 @@
-"""Paths inside the guest, read and written through the agent."""
+"""Paths inside the guest, read, written and watched (sysfs_notify) through the agent."""
 
 from __future__ import annotations
 
