@@ -80,6 +80,12 @@ def read(fd: int, size: int) -> bytes:
     return os.read(fd, size)
 
 
+def pread(fd: int, size: int, offset: int) -> bytes:
+    """read(2) at `offset`, leaving the file position alone: a sysfs attribute's re-read
+    after poll() reported a change (read from 0 again, as kernfs asks)."""
+    return os.pread(fd, size, offset)
+
+
 def write(fd: int, data: bytes) -> int:
     return os.write(fd, data)
 
@@ -149,6 +155,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "open": open_,
     "close": close,
     "read": read,
+    "pread": pread,
     "write": write,
     "ioctl": ioctl,
     "poll": poll,

@@ -83,6 +83,10 @@ class AgentClient:
         data: bytes = self.call("read", fd=fd, size=size)
         return data
 
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        data: bytes = self.call("pread", fd=fd, size=size, offset=offset)
+        return data
+
     def write(self, fd: int, data: bytes) -> int:
         n: int = self.call("write", fd=fd, data=data)
         return n

@@ -237,40 +237,6 @@ def _show(value: object) -> str:
     return f"{value:#x}" if isinstance(value, int) else repr(value)
 
 
-class ActiveLowInterrupt:
-    """A model's active-low interrupt output (INT) on its `irq` line.
-
-    A subclass says when INT is asserted (`int_asserted`) and calls
-    `update_int()` wherever that may change. The line is driven as soon as
-    the harness wires it, before any driver requests a level-low interrupt
-    (an idle line left low would fire), and afterwards only on changes, so a
-    trace records each edge once.
-    """
-
-    _irq: Line | None = None
-    _int_driven: bool | None = None  # the level last driven onto the line
-
-    @property
-    def irq(self) -> Line | None:
-        return self._irq
-
-    @irq.setter
-    def irq(self, line: Line | None) -> None:
-        self._irq = line
-        self._int_driven = None
-        self.update_int()
-
-    @property
-    def int_asserted(self) -> bool:
-        raise NotImplementedError
-
-    def update_int(self) -> None:
-        level = not self.int_asserted
-        if self._irq is not None and level != self._int_driven:
-            self._int_driven = level
-            self._irq.set(level)
-
-
 class SimpleSMBusModel(SMBusModel):
     """Registers in a dict: reads return them, writes store them; other addresses NACK."""
 

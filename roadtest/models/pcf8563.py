@@ -36,7 +36,8 @@ import datetime
 import threading
 from typing import Final
 
-from roadtest.models.base import ActiveLowInterrupt, ModelError, SMBusModel
+from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 
 REG_CONTROL_STATUS_1: Final = 0x00
 REG_CONTROL_STATUS_2: Final = 0x01
@@ -160,11 +161,14 @@ def weekday(when: datetime.date) -> int:
     return when.isoweekday() % 7
 
 
-class PCF8563(ActiveLowInterrupt, SMBusModel):
+class PCF8563(InterruptPin, SMBusModel):
     """The chip after power-on reset: VL set (the time is not valid), alarms disabled.
 
     `set_time(...)` puts a valid time in the clock, `advance(seconds)` runs it.
     """
+
+    int_polarity = Polarity.ACTIVE_LOW
+    int_drive = Drive.OPEN_DRAIN
 
     def __init__(self) -> None:
         super().__init__(regbytes=1)

@@ -24,7 +24,8 @@ from __future__ import annotations
 import threading
 from typing import Final
 
-from roadtest.models.base import ActiveLowInterrupt, Input, ModelError, SMBusModel
+from roadtest.models.base import Input, ModelError, SMBusModel
+from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 
 REG_COMMAND: Final = 0x80
 REG_PRODUCT_ID_REVISION: Final = 0x81
@@ -104,8 +105,11 @@ READ_ONLY: Final = frozenset(
 )
 
 
-class VCNL4010(ActiveLowInterrupt, SMBusModel):
+class VCNL4010(InterruptPin, SMBusModel):
     """The VCNL4010's registers and INT output; see the module docstring."""
+
+    int_polarity = Polarity.ACTIVE_LOW
+    int_drive = Drive.OPEN_DRAIN
 
     name = "VCNL4010"
     als_result = Input[int]()

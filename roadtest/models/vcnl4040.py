@@ -34,7 +34,8 @@ from __future__ import annotations
 import threading
 from typing import ClassVar, Final
 
-from roadtest.models.base import ActiveLowInterrupt, Input, ModelError, SMBusModel
+from roadtest.models.base import Input, ModelError, SMBusModel
+from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 
 REG_ALS_CONF: Final = 0x00
 REG_ALS_THDH: Final = 0x01
@@ -74,8 +75,11 @@ INT_FLAG_PS_IF_CLOSE: Final = 1 << 9
 INT_FLAG_PS_IF_AWAY: Final = 1 << 8
 
 
-class VCNL40x0Family(ActiveLowInterrupt, SMBusModel):
+class VCNL40x0Family(InterruptPin, SMBusModel):
     """What the VCNL4040 and VCNL4200 share; the subclasses give their register maps."""
+
+    int_polarity = Polarity.ACTIVE_LOW
+    int_drive = Drive.OPEN_DRAIN
 
     name: ClassVar[str]
     reset: ClassVar[dict[int, int]]

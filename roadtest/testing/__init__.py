@@ -1,7 +1,7 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice
-from roadtest.testing.guestpath import GuestPath
+from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.session import (
     BindError,
     Bound,
@@ -18,8 +18,10 @@ __all__ = [
     "BoundPlatformDevice",
     "GuestPath",
     "I2CDevice",
+    "NotNotified",
     "PlatformDevice",
     "RoadtestSession",
+    "Watch",
     "read_float",
     "read_int",
     "read_str",

@@ -1,11 +1,18 @@
-"""Paths inside the guest, read and written through the agent."""
+"""Paths inside the guest, read, written and watched (sysfs_notify) through the agent."""
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import os
 import posixpath
+from collections.abc import Iterator
 
 from roadtest.guest.client import AgentClient
+from roadtest.testing.uapi import POLL_NOTIFIED, wait_events
+
+#: What one read(2) of a sysfs attribute returns at most: a page (fs/sysfs/file.c).
+_ATTRIBUTE_SIZE = 4096
 
 
 class GuestPath:
@@ -44,6 +51,19 @@ class GuestPath:
     def write_bytes(self, data: bytes) -> None:
         self.agent.write_file(self.path, data)
 
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[Watch]:
+        """Watch this sysfs attribute for sysfs_notify(): `with path.watch() as w:`, make
+        the driver notify, then `w.wait()`. Entering opens and reads the attribute (what
+        arms poll(2), fs/kernfs/file.c), so a notification that comes before `wait()` is
+        not lost."""
+        fd = self.agent.open(self.path, os.O_RDONLY)
+        try:
+            watch = Watch(self, fd)
+            yield watch
+        finally:
+            self.agent.close(fd)
+
     def read_text(self) -> str:
         return self.read_bytes().decode()
 
@@ -72,3 +92,34 @@ class GuestPath:
                 f"expected one {pattern} in {self.path}, found {[p.name for p in found]}"
             )
         return found[0]
+
+
+class NotNotified(TimeoutError):
+    """No sysfs_notify() on a watched attribute in time."""
+
+
+class Watch:
+    """An open sysfs attribute that has been read, waiting for sysfs_notify()."""
+
+    def __init__(self, path: GuestPath, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+        self.value = self._read()  # the read arms poll(2)
+
+    def _read(self) -> str:
+        data = self.path.agent.pread(self.fd, _ATTRIBUTE_SIZE, 0)
+        return data.decode().rstrip("\n")
+
+    def wait(self, timeout: float = 10.0) -> str:
+        """Wait until the driver notifies the attribute (POLLPRI|POLLERR) and return its new
+        value, read from the start again (which re-arms it for the next `wait()`). Raises
+        `NotNotified` after `timeout` host seconds (guest time jumps under time-travel)."""
+        try:
+            wait_events(self.path.agent, self.fd, POLL_NOTIFIED, timeout, "notification")
+        except TimeoutError:
+            raise NotNotified(
+                f"no sysfs_notify on {self.path} within {timeout:g} s (host time); "
+                f"it still reads {self.value!r}"
+            ) from None
+        self.value = self._read()
+        return self.value

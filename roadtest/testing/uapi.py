@@ -61,19 +61,28 @@ def IOWR(type_: str, nr: int, size: int) -> int:  # noqa: N802
 
 
 POLLIN: Final = select.POLLIN
+#: What poll(2) reports on a sysfs attribute after sysfs_notify() (fs/kernfs/file.c,
+#: kernfs_generic_poll): the value changed since this open file last read it.
+POLL_NOTIFIED: Final = select.POLLPRI | select.POLLERR
 _POLL_FAILED: Final = select.POLLERR | select.POLLHUP | select.POLLNVAL
 #: One guest poll(2) slice, in guest milliseconds (which time-travel makes cheap).
 POLL_SLICE_MS: Final = 50
 
 
-def wait_readable(agent: AgentClient, fd: int, timeout: float, what: str) -> None:
-    """Poll the guest's `fd` until it is readable; `TimeoutError` after `timeout` host seconds."""
+def wait_events(agent: AgentClient, fd: int, events: int, timeout: float, what: str) -> int:
+    """Poll the guest's `fd` for `events` until one comes (its revents are returned);
+    `TimeoutError` after `timeout` host seconds, `OSError` if the fd fails otherwise."""
     deadline = time.monotonic() + timeout
     while True:
-        for _, revents in agent.poll([(fd, POLLIN)], POLL_SLICE_MS):
-            if revents & POLLIN:
-                return
+        for _, revents in agent.poll([(fd, events)], POLL_SLICE_MS):
+            if revents & events:
+                return revents
             if revents & _POLL_FAILED:
                 raise OSError(f"poll of {what} (guest fd {fd}) failed: revents {revents:#x}")
         if time.monotonic() >= deadline:
             raise TimeoutError(f"no {what} within {timeout:g} s (host time)")
+
+
+def wait_readable(agent: AgentClient, fd: int, timeout: float, what: str) -> None:
+    """Poll the guest's `fd` until it is readable; `TimeoutError` after `timeout` host seconds."""
+    wait_events(agent, fd, POLLIN, timeout, what)

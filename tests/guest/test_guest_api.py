@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, RoadtestSession
+from roadtest.testing import I2CDevice, NotNotified, RoadtestSession
 
 SENSOR = I2CDevice(
     compatible="ti,opt3001",
@@ -49,3 +49,15 @@ def test_a_kernel_line_that_never_comes_fails_with_what_came(guest: RoadtestSess
         guest.assert_kernel_log("no such line", timeout=0.2)
     assert "no kernel line matches 'no such line' since the test began" in str(failure.value)
     assert "something else happened" in str(failure.value)
+
+
+def test_a_notification_that_never_comes_fails_with_the_path(guest: RoadtestSession) -> None:
+    with guest.bound(SENSOR) as dev:
+        name = dev.path.only("iio:device*") / "name"  # an attribute no one notifies
+        with name.watch() as watch:
+            assert watch.value == "opt3001"
+            with pytest.raises(NotNotified) as failure:
+                watch.wait(timeout=0.5)
+    assert str(failure.value) == (
+        f"no sysfs_notify on {name} within 0.5 s (host time); it still reads 'opt3001'"
+    )

@@ -24,6 +24,7 @@ import pytest
 from roadtest.guest import agent
 from roadtest.guest.client import AgentClient, AgentTimeout
 from roadtest.guest.protocol import LENGTH, MAX_MESSAGE, Channel, ProtocolError, decode, encode
+from roadtest.testing.guestpath import GuestPath, NotNotified
 
 
 @pytest.fixture
@@ -136,6 +137,9 @@ def test_file_descriptor_ops(client: AgentClient, tmp_path: Path) -> None:
     fd = client.open(str(path))
     assert client.read(fd, 100) == b"hello"
     assert client.read(fd, 100) == b""
+    assert client.pread(fd, 100, 0) == b"hello"  # from the start again (a sysfs re-read)
+    assert client.pread(fd, 2, 3) == b"lo"
+    assert client.read(fd, 100) == b""  # pread left the position at the end
     client.close(fd)
 
 
@@ -189,3 +193,18 @@ def _interrupted_after(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_watch_without_a_notification_fails_naming_the_attribute(client: AgentClient) -> None:
+    # The host's own sysfs: the same kernfs poll(2) as the guest's, and nothing notifies
+    # this attribute.
+    attribute = GuestPath(client, "/sys/devices/system/cpu/online")
+    value = attribute.read_text().rstrip("\n")
+    with attribute.watch() as watch:
+        assert watch.value == value
+        with pytest.raises(NotNotified) as failure:
+            watch.wait(timeout=0.2)
+    assert str(failure.value) == (
+        f"no sysfs_notify on /sys/devices/system/cpu/online within 0.2 s (host time); "
+        f"it still reads {value!r}"
+    )
