@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import code
 import os
+import signal
 import struct
 import sys
 import termios
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from roadtest import signals
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
-from roadtest.shell.terminal import ESCAPE_NAME, Terminal, bridge, raw_mode
+from roadtest.shell.terminal import ESCAPE_NAME, Terminal, bridge, hung_up, raw_mode
 from roadtest.testing import verdicts
 from roadtest.testing.devices import Device, I2CDevice
 from roadtest.testing.session import Bound, BoundDevice, RoadtestSession
@@ -126,15 +127,18 @@ class GuestConsole:
             argv = ["/bin/sh", "-i"]
         first = next(iter(self.devices.values()), None)
         cwd = str(first.path) if first is not None and agent.exists(str(first.path)) else "/"
-        env = {
+        env = {**self._environment(), "TERM": os.environ.get("TERM", "linux"), "PS1": PROMPT_PS1}
+        return agent.spawn(argv, guest.terminal_tty, cwd, env)
+
+    def _environment(self) -> dict[str, str]:
+        """The guest commands' environment: $NAME is each device's sysfs directory."""
+        work = self.session.ensure_guest().workdir
+        return {
             "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            "HOME": str(guest.workdir),
-            "TMPDIR": f"{guest.workdir}/tmp",
-            "TERM": os.environ.get("TERM", "linux"),
-            "PS1": PROMPT_PS1,
+            "HOME": str(work),
+            "TMPDIR": f"{work}/tmp",
             **{name.upper(): str(dev.path) for name, dev in self.devices.items()},
         }
-        return agent.spawn(argv, guest.terminal_tty, cwd, env)
 
     def _set_size(self) -> None:
         """The guest's terminal gets the user's terminal's size (its programs then wrap
@@ -181,7 +185,9 @@ class GuestConsole:
 
     def sh(self, command: str, timeout: float = 60.0) -> None:
         """Run `command` with the guest's /bin/sh, print what it printed and a non-zero status."""
-        rc, out, err = self.session.agent.run(["/bin/sh", "-c", command], timeout=timeout)
+        variables = [f"{name}={value}" for name, value in self._environment().items()]
+        argv = ["/usr/bin/env", "-i", *variables, "/bin/sh", "-c", command]
+        rc, out, err = self.session.agent.run(argv, timeout=timeout)
         sys.stdout.write(out.decode(errors="replace"))
         sys.stderr.write(err.decode(errors="replace"))
         if rc:
@@ -213,6 +219,8 @@ class GuestConsole:
             try:
                 console.interact(banner=self.banner(), exitmsg="powering the guest off")
             except signals.Ended:
+                if signals.received() == signal.SIGHUP:
+                    hung_up()
                 return signals.exit_status()
             except SystemExit as leave:
                 code_ = leave.code

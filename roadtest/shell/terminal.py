@@ -50,6 +50,15 @@ def raw_mode(fd: int) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
+def hung_up() -> None:
+    """The user's terminal is gone (SIGHUP): stdin, stdout and stderr go to /dev/null, so
+    that what is still printed on the way out (and Python's flush at exit) cannot fail."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
 def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
