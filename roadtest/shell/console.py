@@ -77,6 +77,7 @@ class GuestConsole:
             "devices": dict(self.devices),
             "shell": self.shell,
             "sh": self.sh,
+            "restart": self.restart,
             "exit": _leave,
             "quit": _leave,
         }
@@ -106,6 +107,7 @@ class GuestConsole:
             f"  shell()      the guest's shell here ($NAME is a device's sysfs directory); "
             f"{ESCAPE_NAME} comes back",
             '  sh("cmd")    run one command in the guest and print its output',
+            "  restart()    a new guest, the devices bound again (after a crash)",
             "  exit() or Ctrl-D  power the guest off and leave",
         ]
         return "\n".join(lines)
@@ -114,10 +116,24 @@ class GuestConsole:
     def _guest_alive(self) -> str:
         """Why the guest cannot be used ("" if it can)."""
         guest = self.session.guest
-        if guest is None:
-            return "the guest is not running"
-        death = verdicts.guest_death(guest, 0)
-        return death or ""
+        death = "the guest is not running" if guest is None else verdicts.guest_death(guest, 0)
+        if death is None:
+            return ""
+        return f"{death}\nrestart() boots a new guest and binds the devices again"
+
+    def restart(self) -> None:
+        """A new guest (the last one died, or you want a clean one) with the devices bound
+        again; the models stay as they are."""
+        self.session.boot()
+        self.shell_pid = None
+        self.terminal.last_line.clear()
+        for dev in self.devices.values():
+            dev.bound = False
+            try:
+                dev.bind()
+            except RoadtestError as err:
+                print(f"roadtest shell: warning: {dev.name} not bound: {err}")
+        print("a new guest is running")
 
     def _start_shell(self) -> int:
         guest = self.session.ensure_guest()
@@ -185,9 +201,17 @@ class GuestConsole:
 
     def sh(self, command: str, timeout: float = 60.0) -> None:
         """Run `command` with the guest's /bin/sh, print what it printed and a non-zero status."""
+        why = self._guest_alive()
+        if why:
+            print(why)
+            return
         variables = [f"{name}={value}" for name, value in self._environment().items()]
         argv = ["/usr/bin/env", "-i", *variables, "/bin/sh", "-c", command]
-        rc, out, err = self.session.agent.run(argv, timeout=timeout)
+        try:
+            rc, out, err = self.session.agent.run(argv, timeout=timeout)
+        except ProtocolError as lost:  # the guest died or hung under the command
+            print(self._guest_alive() or f"the guest did not answer: {lost}")
+            return
         sys.stdout.write(out.decode(errors="replace"))
         sys.stderr.write(err.decode(errors="replace"))
         if rc:

@@ -146,3 +146,28 @@ def _wait_for_no_leftovers(work: Path) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+def test_after_a_crash_restart_gives_a_guest_with_the_devices_bound(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    child = start(work, "opt3001")  # a device by its chip name
+    try:
+        child.sendline("sensor.result = 0x3456")
+        child.expect(PROMPT)
+        child.sendline('sh("echo c > /proc/sysrq-trigger")')  # the kernel crashes
+        child.expect("the guest kernel panicked")
+        child.expect(r"restart\(\) boots a new guest")
+        child.expect(PROMPT)
+        child.sendline("restart()")
+        child.expect("a new guest is running")
+        child.expect(PROMPT)
+        child.sendline("shell()")
+        child.expect(GUEST_PROMPT)
+        assert read_lux(child) == pytest.approx(88.80)  # the model kept what was set
+        child.send(ESCAPE)
+        child.expect(PROMPT)
+        child.sendline("exit()")
+        finish(child, work)
+        assert child.exitstatus == 0
+    finally:
+        child.close(force=True)
