@@ -57,11 +57,16 @@ class ShellPlugin:
             why = lines[-1].strip() if lines else "collection failed"
             raise RoadtestError(f"cannot collect {report.nodeid or 'the tests'}: {why}")
         config = session.config
-        devices = selection.devices(self.selections, session.items, plugin.collected(config))
+        declared = plugin.collected(config)
+        devices = selection.devices(self.selections, session.items, declared)
+        # The guest's tree has the whole modules of the devices, as when their tests run
+        # (a fragment may use another's #include); just the devices if that does not fit.
+        tree = [d for group in declared.values() if set(group) & set(devices) for d in group]
         terminal = Terminal()
         try:
-            guest = plugin.open_session(config, groups=[devices], terminal=terminal.guest)
+            guest = plugin.open_session(config, groups=[tree], terminal=terminal.guest)
             try:
+                guest.require(*devices)
                 bound = bind_all(guest, devices)
                 return GuestConsole(guest, terminal, bound).interact()
             finally:

@@ -93,6 +93,7 @@ class GuestConsole:
             f"{guest.release if guest else '?'}; its console log is "
             f"{guest.console_log if guest else '?'}"
         ]
+        width = max((len(name) for name in self.devices), default=0)
         for name, dev in self.devices.items():
             state = "driver bound" if dev.bound else "NOT bound: see the console log"
             model = (
@@ -100,7 +101,7 @@ class GuestConsole:
                 if isinstance(dev, BoundDevice)
                 else ""
             )
-            lines.append(f"  {name:<12} {dev.device.compatible}: {model}{dev.path} ({state})")
+            lines.append(f"  {name:<{width}} {dev.device.compatible}: {model}{dev.path} ({state})")
         lines += [
             "Python: each model by its name above, devices[name] (sysfs path, lines, "
             "bind/unbind), guest (the session)",

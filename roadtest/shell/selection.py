@@ -148,7 +148,9 @@ def devices(
                     f"{shown_id(selection.text)} declares no devices (an I2CDevice or "
                     "PlatformDevice at its module's level)"
                 )
-        chosen += [d for d in found if d not in chosen]
+        for device in found:  # each once: a module's tests all give its devices
+            if device not in chosen:
+                chosen.append(device)
     return chosen
 
 

@@ -117,6 +117,21 @@ def test_a_test_binds_the_devices_its_code_names() -> None:
     assert selection.test_devices(param, declared) == [b]
 
 
+def test_a_test_file_binds_each_of_its_devices_once(tmp_path: Path) -> None:
+    a, b = _device("a"), _device("b")
+    module = types.ModuleType("test_fake")
+    exec(compile(FAKE_TESTS, "test_fake.py", "exec"), vars(module))
+    file = tmp_path / "test_fake.py"
+    items = [
+        types.SimpleNamespace(path=file, nodeid=f"test_fake.py::{name}", module=module)
+        for name in ("test_uses_a", "test_uses_none")
+    ]
+    chosen = selection.devices(
+        [selection.Selection(str(file), "path", file)], items, {"test_fake": [a, b]}
+    )
+    assert chosen == [a, b]
+
+
 def test_prompt_names_are_the_declarations_in_lower_case() -> None:
     a, b, c = _device("a"), _device("b"), _device("c")
     a.origin, b.origin, c.origin = "test_x.SENSOR", "test_y.SENSOR", "test_y.RTC_IRQ"
