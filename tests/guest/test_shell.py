@@ -35,7 +35,7 @@ def lux_from_datasheet(result: int) -> float:
     return 0.01 * float(2**exponent) * mantissa
 
 
-def start(work: Path, *selection: str) -> pexpect.spawn[str]:
+def start(work: Path, *selection: str, ready: str = PROMPT) -> pexpect.spawn[str]:
     # Off this process's CPU, as in test_signals.
     cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     env = {**os.environ, "TERM": "dumb", "ROADTEST_CACHE": str(default_cache_dir())}
@@ -50,7 +50,8 @@ def start(work: Path, *selection: str) -> pexpect.spawn[str]:
         timeout=120,
         dimensions=(40, 200),
     )
-    child.expect(PROMPT)
+    if ready:
+        child.expect(ready)
     return child
 
 
@@ -135,6 +136,22 @@ def test_leaving_powers_the_guest_off(tmp_path: Path, how: str) -> None:
             pty.wait()
             assert pty.exitstatus == 128 + signal.SIGHUP
             assert _wait_for_no_leftovers(work), "processes of the shell's guest are left"
+    finally:
+        child.close(force=True)
+
+
+def test_ctrl_c_while_the_guest_boots_leaves_nothing(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    child = start(work, "opt3001", ready="")
+    try:
+        console = work / "gw0" / "guest-1" / "console.log"
+        deadline = time.monotonic() + 120
+        while not console.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the guest is booting
+        child.sendintr()  # Ctrl-C, as typed in the terminal
+        child.expect(r"roadtest: interrupted")
+        finish(child, work)
+        assert child.exitstatus == 128 + signal.SIGINT
     finally:
         child.close(force=True)
 
