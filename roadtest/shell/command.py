@@ -19,6 +19,7 @@ import pytest
 
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
+from roadtest.machine.base import GuestError
 from roadtest.shell import selection
 from roadtest.shell.console import GuestConsole, bind_all
 from roadtest.shell.selection import Selection
@@ -47,6 +48,8 @@ class ShellPlugin:
             self.status = self._run(session)
         except RoadtestError as err:
             self.error = err
+        except GuestError as err:  # it did not boot: one line, as for bad input
+            self.error = RoadtestError(str(err))
         return True  # the tests themselves do not run
 
     def _run(self, session: pytest.Session) -> int:

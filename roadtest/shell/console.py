@@ -50,6 +50,12 @@ def bind_all(session: RoadtestSession, devices: Sequence[Device]) -> list[Bound]
             dev.bind()
         except RoadtestError as err:
             print(f"roadtest shell: warning: {dev.name} not bound: {err}", file=sys.stderr)
+        except (OSError, ProtocolError) as err:  # the probe crashed the guest, say
+            guest = session.guest
+            death = verdicts.guest_death(guest, 0) if guest is not None else None
+            print(f"roadtest shell: binding {dev.name} failed: {death or err}", file=sys.stderr)
+            if death is not None:
+                break  # attaching more would boot a new guest behind the user's back
     return bound
 
 
@@ -114,7 +120,7 @@ class GuestConsole:
         return "\n".join(lines)
 
     # The guest's shell
-    def _guest_alive(self) -> str:
+    def _why_unusable(self) -> str:
         """Why the guest cannot be used ("" if it can)."""
         guest = self.session.guest
         death = "the guest is not running" if guest is None else verdicts.guest_death(guest, 0)
@@ -173,7 +179,7 @@ class GuestConsole:
             agent.close(fd)
 
     def _shell_gone(self) -> str:
-        why = self._guest_alive()
+        why = self._why_unusable()
         if why:
             return why
         if self.shell_pid is not None and self.session.agent.reap(self.shell_pid) is not None:
@@ -183,7 +189,7 @@ class GuestConsole:
 
     def shell(self) -> None:
         """The guest's shell on this terminal, until you type Ctrl-] (or it exits)."""
-        why = self._guest_alive()
+        why = self._why_unusable()
         if why:
             print(why)
             return
@@ -202,7 +208,7 @@ class GuestConsole:
 
     def sh(self, command: str, timeout: float = 60.0) -> None:
         """Run `command` with the guest's /bin/sh, print what it printed and a non-zero status."""
-        why = self._guest_alive()
+        why = self._why_unusable()
         if why:
             print(why)
             return
@@ -211,7 +217,7 @@ class GuestConsole:
         try:
             rc, out, err = self.session.agent.run(argv, timeout=timeout)
         except ProtocolError as lost:  # the guest died or hung under the command
-            print(self._guest_alive() or f"the guest did not answer: {lost}")
+            print(self._why_unusable() or f"the guest did not answer: {lost}")
             return
         sys.stdout.write(out.decode(errors="replace"))
         sys.stderr.write(err.decode(errors="replace"))
