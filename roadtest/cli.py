@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from roadtest import signals
@@ -29,8 +30,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run_pytest(pytest_args: list[str]) -> int:
     """pytest on driver tests (default: tests/drivers), with the kernel built first."""
-    import pytest
-
     from roadtest.kernel import ensure_kernel
     from roadtest.testing.coverage import kernel_variant
 
@@ -43,6 +42,13 @@ def run_pytest(pytest_args: list[str]) -> int:
     ensure_kernel(repo_root(), variant=kernel_variant(repo_root()) if with_coverage else None)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
+    return pytest_main(pytest_args)
+
+
+def pytest_main(pytest_args: list[str], plugins: Sequence[object] = ()) -> int:
+    """pytest.main, without the plugins a roadtest run does not use (they cost start-up)."""
+    import pytest
+
     # Hypothesis' pytest plugin imports all of Hypothesis up front: ~0.9 s of every run here.
     # @given tests work without it; ROADTEST_HYPOTHESIS_PLUGIN=1 keeps it (for its options).
     if os.environ.get("ROADTEST_HYPOTHESIS_PLUGIN") != "1":
@@ -51,7 +57,7 @@ def run_pytest(pytest_args: list[str]) -> int:
     wants_xdist = any(a.split("=")[0] in _XDIST_OPTIONS or a[:2] == "-n" for a in pytest_args)
     if not wants_xdist and not os.environ.get("PYTEST_ADDOPTS"):
         pytest_args = ["-p", "no:xdist", *pytest_args]
-    return int(pytest.main(pytest_args))
+    return int(pytest.main(pytest_args, plugins=list(plugins)))
 
 
 def _writable_dir(option: str, value: str) -> Path:
@@ -88,6 +94,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay(
         Path(args.golden), list(args.selection), repo_root(), run_pytest, args.pytest_options
     )
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    from roadtest.shell.command import shell
+
+    return shell(args.shell_args, repo_root() / "tests" / "drivers", pytest_main)
 
 
 def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
@@ -158,6 +170,19 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--golden", required=True, metavar="DIR")
     replay.add_argument("selection", nargs="*", help="test files or node ids to replay")
     replay.set_defaults(func=cmd_replay, pytest_options=[])
+    shell = sub.add_parser(
+        "shell",
+        help="a guest with a test's devices bound: its shell, and their models in Python",
+        description="Boot a guest with the devices of SELECTION bound (a test file or "
+        "directory: the devices its modules declare; a test FILE::NAME: those it uses; a "
+        "device: a compatible such as ti,opt3001, or opt3001), and open a Python prompt "
+        "holding their models: set what the hardware senses there, and switch to the "
+        "guest's shell with shell() (Ctrl-] comes back) to watch the driver react. "
+        "Ctrl-D or exit() powers the guest off. Any option of `roadtest run` is taken too, "
+        "as --option=VALUE.",
+    )
+    shell.add_argument("selection", nargs="+", help="test files, tests or devices")
+    shell.set_defaults(func=cmd_shell)
     trace = sub.add_parser(
         "trace",
         help="show or compare recorded traces (*.rtrace)",
@@ -270,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             args = argparse.Namespace(
                 func=cmd_replay, golden=golden, selection=selection, pytest_options=options
             )
+        elif argv[:1] == ["shell"] and not {"-h", "--help"} & set(argv[1:]):
+            # Like replay's: options in their --opt=VALUE form, words select devices.
+            args = argparse.Namespace(func=cmd_shell, shell_args=argv[1:])
         elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
             rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)

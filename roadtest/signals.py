@@ -6,6 +6,11 @@ pytest tear the session down as it does for Ctrl-C; since pytest swallows the
 exception (it returns its "interrupted" status), the signal is remembered for
 the command to report as `roadtest: interrupted` with status 128 + signal.
 A `deferred()` block (the switch of golden traces) holds the signal until it ends.
+
+An interactive session (`roadtest shell`) is different: Ctrl-C belongs to the
+prompt (Python's KeyboardInterrupt, which cancels the line), and SIGTERM or
+SIGHUP (the terminal went away) end the session as `Ended`, a SystemExit that
+the prompt does not catch, remembered like the others (`interactive()`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+ENDING = (signal.SIGTERM, signal.SIGHUP)  # what ends an interactive session
 
 _received: int | None = None
 _deferring = False
@@ -65,7 +71,38 @@ def exit_status() -> int:
 
 
 def describe() -> str:
-    return "interrupted" if _received in (None, signal.SIGINT) else "terminated (SIGTERM)"
+    if _received in (None, signal.SIGINT):
+        return "interrupted"
+    if _received == signal.SIGHUP:
+        return "hung up (SIGHUP)"
+    return "terminated (SIGTERM)"
+
+
+class Ended(SystemExit):
+    """SIGTERM or SIGHUP ended an interactive session."""
+
+
+def _end(signum: int, frame: FrameType | None) -> None:
+    global _received
+    if _received is None:
+        _received = signum
+    raise Ended(exit_status())
+
+
+@contextmanager
+def interactive() -> Iterator[None]:
+    """For a prompt: Ctrl-C raises a KeyboardInterrupt that is not remembered (the prompt
+    takes it), SIGTERM and SIGHUP raise `Ended`. The previous handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+    previous |= {sig: signal.signal(sig, _end) for sig in ENDING}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextmanager

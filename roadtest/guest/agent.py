@@ -137,6 +137,44 @@ def run(argv: list[str], limit: float | None = None) -> dict[str, Any]:
     return {"rc": proc.returncode, "out": proc.stdout, "err": proc.stderr}
 
 
+# The programs spawn() started, by pid, until reap() sees them end.
+_spawned: dict[int, Any] = {}
+
+
+def spawn(argv: list[str], tty: str, cwd: str, env: dict[str, str]) -> int:
+    """Start a program in a session of its own with `tty` as its controlling terminal and
+    its stdin, stdout and stderr (an interactive shell), and return its pid at once."""
+    import subprocess
+    import termios
+
+    fd = os.open(tty, os.O_RDWR | os.O_NOCTTY)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=fd,
+            stdout=fd,
+            stderr=fd,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            # After setsid, in the child: take the tty even if a dead shell's session had it.
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 1),
+        )
+    finally:
+        os.close(fd)
+    _spawned[proc.pid] = proc
+    return int(proc.pid)
+
+
+def reap(pid: int) -> int | None:
+    """A spawned program's exit status once it ended (and it is forgotten), None while it runs."""
+    proc = _spawned[pid]
+    status: int | None = proc.poll()
+    if status is not None:
+        del _spawned[pid]
+    return status
+
+
 def kmsg(text: str) -> None:
     """Put a line in the kernel log, so host-side events can be placed among the kernel's."""
     # The newline ends the record: without it printk keeps the record open for a
@@ -163,6 +201,8 @@ OPS: dict[str, Callable[..., Any]] = {
     "load_module": load_module,
     "remove_module": remove_module,
     "run": run,
+    "spawn": spawn,
+    "reap": reap,
     "kmsg": kmsg,
     "ping": ping,
 }

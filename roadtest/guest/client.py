@@ -116,6 +116,17 @@ class AgentClient:
         reply = self.call("run", argv=[str(a) for a in argv], timeout=timeout)
         return int(reply["rc"]), reply["out"], reply["err"]
 
+    def spawn(self, argv: list[str], tty: str, cwd: str, env: dict[str, str]) -> int:
+        """Start a program in the guest in a session of its own, `tty` its terminal (a shell
+        the user talks to); returns its pid without waiting for it."""
+        pid: int = self.call("spawn", argv=argv, tty=tty, cwd=cwd, env=env)
+        return pid
+
+    def reap(self, pid: int) -> int | None:
+        """A spawned program's exit status once it ended, None while it runs."""
+        status: int | None = self.call("reap", pid=pid)
+        return status
+
     def kmsg(self, text: str) -> None:
         self.call("kmsg", text=text)
 

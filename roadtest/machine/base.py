@@ -41,6 +41,9 @@ class BootConfig:
     # The guest runs its agent with the host's Python, from the host's root.
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
     extra_args: list[str] = field(default_factory=list)  # appended to the kernel command line
+    # A host terminal (the guest's end of a pty) that becomes a tty in the guest
+    # (Machine.terminal_tty), for an interactive shell; the tests' guests have none.
+    terminal: int | None = None
     boot_timeout: float = 30.0
     call_timeout: float = 30.0
 
@@ -72,6 +75,7 @@ class Machine(ABC):
     kernel_log: Path  # the kernel's lines only
     console: Console | None = None  # live view of the console, once started
     release = ""  # the guest kernel's release, once booted
+    terminal_tty = ""  # the guest's tty wired to BootConfig.terminal, e.g. "/dev/tty2"
     boot_seconds = 0.0
 
     @property

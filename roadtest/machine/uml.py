@@ -67,6 +67,7 @@ class UMLGuest(Machine):
         self._agent: AgentClient | None = None
         self.release = ""
         self.boot_seconds = 0.0
+        self.terminal_tty = "/dev/tty2" if config.terminal is not None else ""
 
     @property
     def agent(self) -> AgentClient:
@@ -75,7 +76,8 @@ class UMLGuest(Machine):
         return self._agent
 
     def command(self, channel_fd: int) -> list[str]:
-        """UML's command line; `channel_fd` is the host fd that becomes the guest's tty1."""
+        """UML's command line; `channel_fd` is the host fd that becomes the guest's tty1,
+        and the config's terminal (if any) its tty2."""
         cfg = self.config
         args = [
             str(cfg.image),
@@ -86,6 +88,7 @@ class UMLGuest(Machine):
             "con=null",
             "con0=null,fd:1",
             f"con1=fd:{channel_fd}",
+            *([f"con2=fd:{cfg.terminal}"] if cfg.terminal is not None else []),
             "ssl=null",
             f"uml_dir={self.workdir}",
             f"umid={self.umid}",
@@ -135,7 +138,7 @@ class UMLGuest(Machine):
                 stdin=subprocess.DEVNULL,
                 stdout=console_w,
                 stderr=subprocess.STDOUT,
-                pass_fds=(guest_end.fileno(),),
+                pass_fds=(guest_end.fileno(), *self._terminal_fds()),
                 start_new_session=True,
                 preexec_fn=_die_with_parent,
                 cwd=self.workdir,
@@ -158,6 +161,9 @@ class UMLGuest(Machine):
             raise GuestError(f"guest did not boot ({reason}); console: {self.console_log}") from err
         self.boot_seconds = time.monotonic() - started
         self.release = str(ready.get("release", ""))
+
+    def _terminal_fds(self) -> tuple[int, ...]:
+        return () if self.config.terminal is None else (self.config.terminal,)
 
     @property
     def alive(self) -> bool:

@@ -12,7 +12,7 @@ import logging
 import os
 import types
 import warnings
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -344,7 +344,8 @@ def _check_options(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{what}: not writable")
 
 
-def _declared_devices(module: types.ModuleType) -> list[Device]:
+def declared_devices(module: types.ModuleType) -> list[Device]:
+    """The devices a test module declares at module level, in order, each knowing its origin."""
     found: list[Device] = []
     for name, value in vars(module).items():
         if isinstance(value, (I2CDevice, PlatformDevice)):
@@ -362,8 +363,13 @@ def pytest_collection_modifyitems(
         module = getattr(item, "module", None)
         if module is None or module.__name__ in groups:
             continue
-        groups[module.__name__] = _declared_devices(module)
+        groups[module.__name__] = declared_devices(module)
     config.stash[_DEVICES] = groups
+
+
+def collected(config: pytest.Config) -> dict[str, list[Device]]:
+    """The devices each collected test module declares, by module name."""
+    return config.stash.get(_DEVICES, {})
 
 
 def _worker() -> tuple[str, int]:
@@ -375,12 +381,31 @@ def _worker() -> tuple[str, int]:
 @pytest.fixture(scope="session")
 def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession]:
     from roadtest.backend.server import BackendStartError
+    from roadtest.machine.base import GuestError
+
+    try:
+        session = open_session(request.config)
+    except (RoadtestError, GuestError, BackendStartError) as err:
+        # No guest for any test: one line, not the same error at the setup of every test.
+        pytest.exit(f"roadtest: {err}", returncode=3)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def open_session(
+    config: pytest.Config,
+    groups: Sequence[Sequence[Device]] | None = None,
+    terminal: int | None = None,
+) -> RoadtestSession:
+    """The worker's guest session as the run's options say, booted (RoadtestError if it
+    cannot be). `groups`: the sets of devices used together (default: each collected test
+    module's); `terminal`: a host pty for an interactive shell in the guest (BootConfig)."""
     from roadtest.kernel import default_cache_dir
     from roadtest.machine import registry
-    from roadtest.machine.base import GuestError
     from roadtest.testing.session import RoadtestSession, default_workdir
 
-    config = request.config
     worker, index = _worker()
     cpu = config.getoption("--roadtest-cpu")
     if cpu is None:
@@ -391,36 +416,35 @@ def roadtest_session(request: pytest.FixtureRequest) -> Iterator[RoadtestSession
     workdir_opt = config.getoption("--roadtest-workdir")
     cache = default_cache_dir()
     workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
+    if groups is None:
+        groups = list(collected(config).values())
     coverage_dir = config.getoption("--roadtest-coverage")
+    machine = registry.get(config.getoption("--roadtest-machine"))
+    kernel = machine.build(
+        repo_root(), coverage.kernel_variant(repo_root(), machine.target) if coverage_dir else None
+    )
+    session = RoadtestSession(
+        kernel,
+        [],
+        workdir,
+        groups=groups,
+        machine=machine,
+        cpu=cpu,
+        time_travel=not config.getoption("--roadtest-no-time-travel"),
+        hooks=_device_hooks(config, kernel.release),
+        module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
+        boot_args=config.stash[_BOOT_ARGS],
+        terminal=terminal,
+    )
+    if coverage_dir:
+        snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
+        session.before_guest_ends.append(snapshots.take)
     try:
-        machine = registry.get(config.getoption("--roadtest-machine"))
-        kernel = machine.build(
-            repo_root(),
-            coverage.kernel_variant(repo_root(), machine.target) if coverage_dir else None,
-        )
-        session = RoadtestSession(
-            kernel,
-            [],
-            workdir,
-            groups=list(config.stash.get(_DEVICES, {}).values()),
-            machine=machine,
-            cpu=cpu,
-            time_travel=not config.getoption("--roadtest-no-time-travel"),
-            hooks=_device_hooks(config, kernel.release),
-            module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
-            boot_args=config.stash[_BOOT_ARGS],
-        )
-        if coverage_dir:
-            snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
-            session.before_guest_ends.append(snapshots.take)
         session.start()
-    except (RoadtestError, GuestError, BackendStartError) as err:
-        # No guest for any test: one line, not the same error at the setup of every test.
-        pytest.exit(f"roadtest: {err}", returncode=3)
-    try:
-        yield session
-    finally:
-        session.stop()
+    except BaseException:
+        session.stop()  # the backend thread, and a guest that started but did not answer
+        raise
+    return session
 
 
 def _device_hooks(config: pytest.Config, kernel_release: str) -> DeviceHooks | None:

@@ -155,9 +155,11 @@ class RoadtestSession:
         groups: Sequence[Sequence[Device]] = (),
         machine: MachineType | None = None,
         boot_args: list[str] | None = None,
+        terminal: int | None = None,
     ) -> None:
         """`devices` and each of `groups` (the devices of one test module) are sets of devices
-        tests use together: each goes into one devicetree whole."""
+        tests use together: each goes into one devicetree whole. `terminal`: a host pty every
+        guest gets as a terminal of its own (BootConfig.terminal), for `roadtest shell`."""
         self.kernel = kernel
         self.workdir = workdir
         self.machine_type = machine if machine is not None else registry.get(registry.DEFAULT)
@@ -174,6 +176,7 @@ class RoadtestSession:
         self.cpu = cpu
         self.time_travel = time_travel
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
+        self.terminal = terminal
         self.guest: Machine | None = None
         self.boots = 0
         self.i2c_bus_number = -1
@@ -259,6 +262,7 @@ class RoadtestSession:
             cpu=self.cpu,
             time_travel=self.time_travel,
             extra_args=self.boot_args,
+            terminal=self.terminal,
         )
         self.guest = self.machine_type.machine(config)
         self.guest.start()

@@ -208,3 +208,33 @@ def test_a_watch_without_a_notification_fails_naming_the_attribute(client: Agent
         f"no sysfs_notify on /sys/devices/system/cpu/online within 0.2 s (host time); "
         f"it still reads {value!r}"
     )
+
+
+def test_a_spawned_program_leads_a_session_on_its_terminal(client: AgentClient) -> None:
+    """What `roadtest shell` starts its shell with: the tty is the program's controlling
+    terminal and its stdio, the program leads a new session, and reap() gives its status."""
+    host, terminal = os.openpty()
+    try:
+        script = 'echo "$(tty) $$ $(cut -d" " -f6 /proc/$$/stat) $(cut -d" " -f7 /proc/$$/stat)"'
+        pid = client.spawn(
+            ["/bin/sh", "-c", script + "; exit 3"], os.ttyname(terminal), "/", {"PATH": "/bin"}
+        )
+        output = b""
+        while b"\n" not in output:
+            ready, _, _ = select.select([host], [], [], 10)
+            assert ready, f"no output from the spawned program: {output!r}"
+            output += os.read(host, 1024)
+        tty_name, shell_pid, session, tty_nr = output.decode().split()
+        assert tty_name == os.ttyname(terminal)
+        assert int(shell_pid) == pid == int(session)  # a session leader
+        assert int(tty_nr) == os.stat(terminal).st_rdev  # its controlling terminal (stat 7)
+        status = client.reap(pid)
+        for _ in range(100):
+            if status is not None:
+                break
+            select.select([], [], [], 0.05)
+            status = client.reap(pid)
+        assert status == 3
+    finally:
+        os.close(host)
+        os.close(terminal)
