@@ -173,7 +173,7 @@ class RecordingHooks:
         if trace is not None:
             trace.marker(what, detail)
 
-    def detached(self, device: TracedDevice) -> list[str]:
+    def detached(self, device: TracedDevice) -> list[Exception]:
         trace = self.traces.pop(device, None)
         if trace is not None:
             trace.close()

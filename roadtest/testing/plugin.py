@@ -22,6 +22,7 @@ from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
+from roadtest.replayer.failures import ReplayFailure
 from roadtest.testing import timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
@@ -72,6 +73,7 @@ class TestLog:
         self.console_mark = console_mark
         self.backend_mark = backend_mark
         self.errors_mark = len(session.backend.errors)
+        self.problems_mark = len(session.problems)
         self.pids: set[int] = set()  # the guest's processes when the test started
         self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
         self.timed_out: float | None = None  # the limit, once the test ran past it
@@ -100,14 +102,26 @@ class TestLog:
         self.errors_mark += len(errors)
         return errors
 
+    def new_problems(self) -> list[Exception]:
+        """The hooks' verdicts on devices detached since the last look (a replay's failure)."""
+        problems = self.session.problems[self.problems_mark :]
+        self.problems_mark += len(problems)
+        return problems
+
     def cause(self, exc: BaseException | None) -> BaseException | None:
-        """What to report in place of `exc` (None: the test passed): a model's exception,
-        or how the guest died; None when there is nothing better than `exc`."""
+        """What to report in place of `exc` (None: the test passed): a model's exception or
+        the replay's divergence, or how the guest died; None when there is nothing better
+        than `exc`."""
         if self.timed_out is not None and self.guest is not None:
             return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
         outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
         if outcome is not None:
             return outcome
+        problems = self.new_problems()
+        if exc is None and problems and isinstance(problems[0], ReplayFailure):
+            # Found when a device was detached (the driver stopped early): a test that
+            # failed on its own stopped early itself, so its exception stays the headline.
+            return verdicts.replay_outcome(problems, self.note)
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
             death = verdicts.guest_death(self.guest, self.console_mark, exc)
             if death is not None:
@@ -429,8 +443,8 @@ def guest(
         except (OSError, ProtocolError):
             pass  # the guest died meanwhile: reported below
     session.detach_all()
-    device_problems = session.problems[problems_before:]
-    session.problems += tracecmd_capture.finish_test(request.config, guest, node_id)
+    device_problems = [str(p) for p in session.problems[problems_before:]]
+    capture_problems = tracecmd_capture.finish_test(request.config, guest, node_id)
     session.test_id = ""
     # Every kernel line up to here reached the host: trouble so far is this test's.
     test_log.flush_console(f"roadtest: end {node_id}")
@@ -452,10 +466,10 @@ def guest(
             "the test left processes running in the guest (killed now; wait for what a "
             "test starts): " + "; ".join(strays)
         )
-    problems = session.problems[problems_before:]
+    failures += device_problems
     if device_problems and test_log.note and model is None:
-        problems.append(test_log.note)
-    failures += problems
+        failures.append(test_log.note)
+    failures += capture_problems
     trouble = guest.console.trouble(test_log.console_mark)
     if trouble and death is None:
         failures.append("the guest kernel reported trouble:\n" + "\n".join(trouble))
@@ -505,6 +519,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
+def _headline(report: pytest.TestReport) -> str:
+    """The failure's first line, as pytest's short summary shows it."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    where = "" if report.when == "call" else f" (in its {report.when})"
+    return text.partition("\n")[0] + where
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
@@ -512,6 +534,11 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call" and report.failed:
         item.stash[_CALL_FAILED] = True
+    results = item.config.getoption("--roadtest-replay-results")
+    if results and report.failed:
+        from roadtest.replayer.results import add_failed_test
+
+        add_failed_test(Path(results), item.nodeid, _headline(report))
     test_log = item.stash.get(_KEY_LOG, None)
     if test_log is None or not report.failed:
         return report

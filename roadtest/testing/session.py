@@ -183,7 +183,7 @@ class RoadtestSession:
         # The guest and console position when the test began (set by the plugin).
         self.log_start: tuple[Machine | None, int] = (None, 0)
         self._log_reads = 0
-        self.problems: list[str] = []  # the hooks' verdicts on detached devices
+        self.problems: list[Exception] = []  # the hooks' verdicts on detached devices
         # Told when `require` replaces a live guest (the plugin's test log follows it).
         self.on_replaced: Callable[[Machine], None] | None = None
         self.dtb = self._compile(self.tree)

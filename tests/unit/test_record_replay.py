@@ -125,7 +125,7 @@ def test_an_interrupt_the_test_no_longer_raises_fails_the_replay(
 ) -> None:
     hooks = ReplayHooks(golden)
     driver(attach(hooks, TPS6286x(), line))
-    (failure,) = hooks.detached(DEV)
+    (failure,) = map(str, hooks.detached(DEV))
     assert "interrupt line levels differ" in failure
 
 
@@ -151,8 +151,10 @@ def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioL
     player = attach(hooks, TPS6286x(), line)
     with pytest.raises(ModelError, match=r"write VOUT1\(0x01\) = 0x51, expected 0x50"):
         driver(player, vout=0x51)
-    (failure,) = hooks.detached(DEV)
-    assert "diverged at event 2 (transfer 2 of 3)" in failure
+    (failure,) = map(str, hooks.detached(DEV))
+    # The headline is the divergence itself; where it was, and what came before, follow.
+    assert failure.splitlines()[0] == "write VOUT1(0x01) = 0x51, expected 0x50"
+    assert "diverged at event 2 (transfer 2 of 3)" in failure.splitlines()[1]
     assert "read VOUT1(0x01) -> 0x64" in failure  # the events before it
     assert hooks.outcomes[0].consumed == 1
 
@@ -161,7 +163,7 @@ def test_a_driver_that_stops_early_fails(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
     player = attach(hooks, TPS6286x(), line)
     transfer(player, bytes([REG_VOUT1]), 1)
-    (failure,) = hooks.detached(DEV)
+    (failure,) = map(str, hooks.detached(DEV))
     assert "stopped after transfer 1 of 3" in failure
     assert "write VOUT1(0x01) = 0x50" in failure
 

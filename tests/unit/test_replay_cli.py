@@ -20,6 +20,7 @@ from roadtest.models.tps6286x import TPS6286x
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
+from roadtest.replayer.results import add_failed_test
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
@@ -83,7 +84,7 @@ def test_a_damaged_trace(tmp_path: Path, damage: Callable[[bytes], bytes]) -> No
     assert "Traceback" not in result.stdout
     (line,) = [line for line in result.stdout.splitlines() if str(path) in line]
     assert line.startswith(f"  DAMAGED    {path}: byte ")
-    assert result.stdout.splitlines()[-1] == "0 of 1 traces replayed without divergence"
+    assert result.stdout.splitlines()[-1] == "0 of 1 trace replayed without divergence"
 
 
 @pytest.fixture
@@ -120,9 +121,10 @@ def record_golden(golden: Path, *tests: str) -> Path:
 class FakePytest:
     """`run_pytest` for `replay`: what the plugin does with --roadtest-replay, minus the guest."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, failing: dict[str, str] | None = None) -> None:
         self.root = root
         self.runs: list[list[str]] = []
+        self.failing = failing or {}  # test id -> how it fails after its I/O matched
 
     def __call__(self, args: list[str]) -> int:
         self.runs.append(args)
@@ -145,6 +147,11 @@ class FakePytest:
             except (ModelError, AssertionError):
                 failed += 1
             failed += bool(hooks.detached(DEV))
+            if test_id in self.failing:  # as the plugin reports a failed test
+                add_failed_test(
+                    Path(options["--roadtest-replay-results"]), test_id, self.failing[test_id]
+                )
+                failed += 1
         return 1 if failed else 0
 
 
@@ -176,6 +183,22 @@ def test_one_damaged_trace_fails_alone_and_the_rest_are_played(
     ok, bad = lines["tps62864/test_a-p.rtrace"], lines["tps62864/test_b.rtrace"]
     assert ok.startswith("ok|")
     assert bad.startswith("DAMAGED|the trace is damaged: byte ") and "checksum" in bad.lower(), bad
+
+
+def test_a_test_that_fails_is_not_summarised_as_replayed_without_divergence(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST, TEST_B)
+    # test_b's I/O matches its trace, but the test fails for a reason of its own.
+    fake = FakePytest(root, failing={TEST_B: "AssertionError: assert 88.8 == 88.0"})
+    assert replay_command(golden, [], root, fake) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "1 of 2 traces replayed without divergence"
+    lines = {_key(line).split()[-1]: _key(line) for line in out.splitlines()[1:-1]}
+    assert lines["tps62864/test_a-p.rtrace"].startswith("ok|")
+    assert lines["tps62864/test_b.rtrace"].startswith(
+        "FAILED|its I/O matched the trace, but its test failed: AssertionError: assert 88.8 == 88.0"
+    )
 
 
 def test_a_shadowed_copy_says_which_trace_was_played(

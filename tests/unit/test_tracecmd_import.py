@@ -484,7 +484,7 @@ def test_a_changed_write_diverges(golden: Path) -> None:
         play(bus, event)
     with pytest.raises(ModelError, match="diverged at event 3"):
         play(bus, events[3], change=b"\x01\xc8\x11")
-    (failure,) = hooks.detached(device())
+    (failure,) = map(str, hooks.detached(device()))
     assert "transfer 4 of 12" in failure
 
 
