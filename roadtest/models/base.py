@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
+from roadtest.text import count
+
 T = TypeVar("T")
 InputWatcher = Callable[[str, Any], None]
 
@@ -192,7 +194,7 @@ class SMBusModel(I2CModel):
     def _describe(self, reg: int, writes: list[int]) -> str:
         if not writes:
             return f"register {reg:#04x} was never written"
-        return f"register {reg:#04x} was written {len(writes)} time(s): " + ", ".join(
+        return f"register {reg:#04x} was written {count(len(writes), 'time')}: " + ", ".join(
             self._fmt(v) for v in writes
         )
 

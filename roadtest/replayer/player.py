@@ -44,7 +44,7 @@ from roadtest.replayer.failures import (
 )
 from roadtest.replayer.golden import scan_golden
 from roadtest.replayer.results import TraceResult, add_trace
-from roadtest.text import printable
+from roadtest.text import count, printable
 from roadtest.trace.decode import Decoder
 from roadtest.trace.format import Header, TraceError, read_trace
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
@@ -436,7 +436,7 @@ class ReplayHooks:
         )
         if path is None:
             unreadable = len(self.index.damaged)
-            hint = f"; {unreadable} traces there cannot be read" if unreadable else ""
+            hint = f"; {count(unreadable, 'trace')} there cannot be read" if unreadable else ""
             raise ReplayError(
                 f"no golden trace for {test_id} and {device.origin} under {self.golden} "
                 f"(expected something like {chip_name(device.compatible)}/"
