@@ -304,6 +304,11 @@ class TracePlayer:
         self.failure = ReplayDivergence(why, "\n".join(lines))
         return self.failure
 
+    def _gpio_request(self, request: tuple[str, str, int]) -> str:
+        """A GPIO request by line name, op and value: "irq irq_type LEVEL_LOW"."""
+        name, op, value = request
+        return f"{name} {op} {self.decoder.gpio_value(op, value)}"
+
     # The verdict
 
     def finish(self) -> ReplayFailure | None:
@@ -338,7 +343,10 @@ class TracePlayer:
             elif self.actual_gpio != self.events.gpio:
                 self.summary = (
                     "the driver's GPIO requests differ from the trace: "
-                    + _first_difference(self.events.gpio, self.actual_gpio)
+                    + _first_difference(
+                        [self._gpio_request(r) for r in self.events.gpio],
+                        [self._gpio_request(r) for r in self.actual_gpio],
+                    )
                 )
             elif self.actual_irqs != self.events.irqs:
                 self.summary = (
@@ -351,16 +359,20 @@ class TracePlayer:
             return self.failure
 
 
-def _first_difference(expected: list[tuple[Any, ...]], actual: list[tuple[Any, ...]]) -> str:
+def _first_difference(expected: list[Any], actual: list[Any]) -> str:
     """Where two lists first differ, in a line of bounded length."""
     index = next(
         (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
         min(len(expected), len(actual)),
     )
-    want = repr(expected[index]) if index < len(expected) else "no more"
-    got = repr(actual[index]) if index < len(actual) else "no more"
+    want = _shown(expected[index]) if index < len(expected) else "no more"
+    got = _shown(actual[index]) if index < len(actual) else "no more"
     text = f"at #{index} expected {want}, got {got} ({len(expected)} expected, {len(actual)} made)"
     return printable(text, SUMMARY_WIDTH)
+
+
+def _shown(item: object) -> str:
+    return item if isinstance(item, str) else repr(item)
 
 
 def _matches(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:

@@ -12,6 +12,7 @@ its raw messages: "i2c w 01 02 | r 3: 00 11 22".
 
 from __future__ import annotations
 
+import enum
 import importlib
 import re
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from typing import Any, Final
 
 from roadtest.text import printable
 from roadtest.trace.format import Header
+from roadtest.trace.gpio import Direction, IrqType
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 
 # Only our own models' modules are imported to name registers: a trace from
@@ -27,15 +29,6 @@ from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 # another roadtest module with import-time effects (the guest's init).
 _OUR_MODULE: Final = re.compile(r"roadtest\.models\.[a-z][a-z0-9_]*")
 
-_DIRECTIONS: Final = {0: "none", 1: "out", 2: "in"}
-_IRQ_TYPES: Final = {
-    0: "none",
-    1: "edge-rising",
-    2: "edge-falling",
-    3: "edge-both",
-    4: "level-high",
-    8: "level-low",
-}
 _IGNORED: Final = ("seq", "t")
 
 
@@ -78,6 +71,13 @@ def _hex(data: object) -> str:
     if isinstance(data, (bytes, bytearray)):
         return " ".join(f"{b:02x}" for b in data)
     return repr(data)
+
+
+def _name(names: type[enum.IntEnum], value: int, unknown: str) -> str:
+    try:
+        return names(value).name
+    except ValueError:
+        return unknown
 
 
 def _plain(value: object) -> str:
@@ -197,11 +197,12 @@ class Decoder:
                 parts.append(f"w {_hex(data) if data else '-'}" + (" NACK" if failed else ""))
         return "i2c " + " | ".join(parts)
 
-    def _gpio_value(self, op: object, value: object) -> str:
+    def gpio_value(self, op: object, value: object) -> str:
+        """A GPIO request's value: directions and IRQ types by their virtio-gpio names."""
         if op in ("set_direction", "get_direction") and isinstance(value, int):
-            return _DIRECTIONS.get(value, str(value))
+            return _name(Direction, value, str(value))
         if op == "irq_type" and isinstance(value, int):
-            return _IRQ_TYPES.get(value, f"{value:#x}")
+            return _name(IrqType, value, f"{value:#x}")
         return _plain(value)
 
     def _line(self, event: Mapping[str, Any]) -> str:
@@ -223,7 +224,7 @@ class Decoder:
             return self.raw_i2c(event.get("msgs"))
         if kind == "gpio":
             op = event.get("op")
-            value = self._gpio_value(op, event.get("value"))
+            value = self.gpio_value(op, event.get("value"))
             failed = event.get("status", VIRTIO_I2C_MSG_OK) != VIRTIO_I2C_MSG_OK
             text = f"gpio {self._line(event)} {op}"
             if op in ("get_direction", "get_value"):
@@ -271,7 +272,7 @@ class Decoder:
             if all(expected.get(k) == actual.get(k) for k in same) and expected.get(
                 "value"
             ) != actual.get("value"):
-                return f"{got}, expected {self._gpio_value(expected.get('op'), expected['value'])}"
+                return f"{got}, expected {self.gpio_value(expected.get('op'), expected['value'])}"
         elif expected.get("kind") == actual.get("kind") == "irq":
             if expected.get("line") == actual.get("line") and expected.get("level") != actual.get(
                 "level"

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import virtio_spec as spec
 from helpers import serve
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
@@ -77,6 +78,21 @@ def test_record_writes_one_trace_per_test_and_device(golden: Path) -> None:
         (2, b"\x64", 0),
     ]
     assert events[4]["level"] == 1
+
+
+def test_other_gpio_requests_are_reported_by_irq_type_name(tmp_path: Path, line: GpioLine) -> None:
+    recording = RecordingHooks(tmp_path, "k")
+    attach(recording, TPS6286x(), line)
+    line.observe("irq_type", spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW, spec.VIRTIO_GPIO_STATUS_OK)
+    recording.detached(DEV)
+    replaying = ReplayHooks(tmp_path)
+    attach(replaying, TPS6286x(), line)
+    line.observe("irq_type", spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_FALLING, spec.VIRTIO_GPIO_STATUS_OK)
+    (failure,) = map(str, replaying.detached(DEV))
+    assert failure.splitlines()[0] == (
+        "the driver's GPIO requests differ from the trace: at #0 expected "
+        "irq irq_type LEVEL_LOW, got irq irq_type EDGE_FALLING (1 expected, 1 made)"
+    )
 
 
 class Sensor(SimpleSMBusModel):

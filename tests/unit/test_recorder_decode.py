@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 import pytest
+import virtio_spec as spec
 
 from roadtest.trace.decode import Decoder, differing_fields, register_names
 from roadtest.trace.format import Header
@@ -137,9 +138,12 @@ def test_gpio_irq_and_marker_lines() -> None:
 
     assert d.describe(gpio("unmask", 0)) == "gpio irq(5) unmask"
     assert d.describe(gpio("mask", 0)) == "gpio irq(5) mask"
-    assert d.describe(gpio("irq_type", 8)) == "gpio irq(5) irq_type level-low"
-    assert d.describe(gpio("set_direction", 2)) == "gpio irq(5) set_direction in"
-    assert d.describe(gpio("get_direction", 1)) == "gpio irq(5) get_direction -> out"
+    assert d.describe(gpio("set_direction", spec.VIRTIO_GPIO_DIRECTION_IN)) == (
+        "gpio irq(5) set_direction IN"
+    )
+    assert d.describe(gpio("get_direction", spec.VIRTIO_GPIO_DIRECTION_OUT)) == (
+        "gpio irq(5) get_direction -> OUT"
+    )
     assert d.describe(gpio("set_value", 1)) == "gpio irq(5) set_value 1"
     assert d.describe(gpio("get_value", 0)) == "gpio irq(5) get_value -> 0"
     assert d.describe(gpio("get_value", 0, status=1)) == "gpio irq(5) get_value -> ERR"
@@ -150,6 +154,20 @@ def test_gpio_irq_and_marker_lines() -> None:
     inject = {"kind": "marker", "what": "inject", "detail": {"attr": "als_result", "value": 4660}}
     assert d.describe(inject) == "marker inject attr=als_result value=4660"
     assert d.describe({"kind": "marker", "what": "note", "detail": "hi"}) == "marker note hi"
+
+
+SPEC_IRQ_TYPES = {
+    name.removeprefix("VIRTIO_GPIO_IRQ_TYPE_"): value
+    for name, value in vars(spec).items()
+    if name.startswith("VIRTIO_GPIO_IRQ_TYPE_")
+}
+
+
+@pytest.mark.parametrize("name", SPEC_IRQ_TYPES)
+def test_irq_types_are_shown_by_their_virtio_gpio_names(name: str) -> None:
+    event = {"kind": "gpio", "line": 5, "name": "irq", "op": "irq_type", "status": 0}
+    event["value"] = SPEC_IRQ_TYPES[name]
+    assert decoder().describe(event) == f"gpio irq(5) irq_type {name}"
 
 
 def test_malformed_events_are_still_described() -> None:
