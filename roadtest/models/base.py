@@ -12,6 +12,7 @@ they can be built and exercised directly, as the unit tests do.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
@@ -48,9 +49,11 @@ class ModelError(Exception):
 class Input(Generic[T]):
     """A model attribute that the test sets: what the chip senses (a light level, a
     proximity count). Declare it in the model's class, `result = Input[int]()`, and set
-    it like any attribute; each set is reported to the model's input watcher (the
-    recorder writes it to the trace as an `inject` marker). Reads are plain attribute
-    reads: the descriptor has no __get__, so the value lives in the instance."""
+    it like any attribute; each set the test makes is reported to the model's input
+    watcher (the recorder writes it to the trace as an `inject` marker). A set made by
+    one of the model's own methods (`self.result = ...`, whoever called the method) is
+    the model's bookkeeping, not the test's input, and is not reported. Reads are plain
+    attribute reads: the descriptor has no __get__, so the value lives in the instance."""
 
     __slots__ = ("name",)
 
@@ -65,7 +68,7 @@ class Input(Generic[T]):
         state = obj.__dict__
         state[self.name] = value
         watcher = state.get("_input_watcher")
-        if watcher is not None:
+        if watcher is not None and sys._getframe(1).f_locals.get("self") is not obj:
             watcher(self.name, value)
 
 

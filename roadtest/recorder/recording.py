@@ -110,7 +110,7 @@ class _DeviceTrace:
             self.writer.event("gpio", line=line.index, name=name, op=op, value=value, status=status)
 
     def inject(self, name: str, value: Any) -> None:
-        # Only the test's sets: the model's own bookkeeping runs on the backend's thread.
+        # A marker goes between transfers, from the test's thread, never into one.
         if threading.get_ident() == self._test_thread:
             self.marker("inject", {"attr": name, "value": plain(value)})
 
