@@ -53,9 +53,15 @@ class Input(Generic[T]):
     watcher (the recorder writes it to the trace as an `inject` marker). A set made by
     one of the model's own methods (`self.result = ...`, whoever called the method) is
     the model's bookkeeping, not the test's input, and is not reported. Reads are plain
-    attribute reads: the descriptor has no __get__, so the value lives in the instance."""
+    attribute reads: the descriptor has no __get__, so the value lives in the instance.
 
-    __slots__ = ("name",)
+    `bits`: the value is a register's (or a register pair's) of that width, so traces and
+    reports show it in hex, `Input[int](bits=16)` as 0x3456; without it, as it is."""
+
+    __slots__ = ("bits", "name")
+
+    def __init__(self, bits: int | None = None) -> None:
+        self.bits = bits
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name

@@ -108,8 +108,8 @@ class VCNL4010(ActiveLowInterrupt, SMBusModel):
     """The VCNL4010's registers and INT output; see the module docstring."""
 
     name = "VCNL4010"
-    als_result = Input[int]()
-    prox_result = Input[int]()
+    als_result = Input[int](bits=16)  # the ALS result registers, high and low byte
+    prox_result = Input[int](bits=16)  # the proximity result registers
     measurements_complete = Input[bool]()
 
     def __init__(self) -> None:

@@ -170,6 +170,43 @@ def test_irq_types_are_shown_by_their_virtio_gpio_names(name: str) -> None:
     assert decoder().describe(event) == f"gpio irq(5) irq_type {name}"
 
 
+def inject(attr: str, value: object) -> dict[str, Any]:
+    return {"kind": "marker", "what": "inject", "detail": {"attr": attr, "value": value}}
+
+
+def test_a_register_value_the_test_set_is_shown_in_hex() -> None:
+    # OPT3001 datasheet: the Result register is 16 bits (E[15:12], R[11:0]).
+    opt3001 = Decoder(
+        Header(
+            kernel="k",
+            test="t",
+            address=0x44,
+            compatible="ti,opt3001",
+            regbytes=2,
+            model="roadtest.models.opt3001:OPT3001",
+        )
+    )
+    assert opt3001.describe(inject("result", 0x3456)) == "marker inject attr=result value=0x3456"
+    assert opt3001.describe(inject("result", 1)) == "marker inject attr=result value=0x0001"
+    # Not a register value: as it is.
+    vcnl4000 = Decoder(
+        Header(
+            kernel="k",
+            test="t",
+            address=0x13,
+            compatible="vishay,vcnl4000",
+            regbytes=1,
+            model="roadtest.models.vcnl4000:VCNL4000",
+        )
+    )
+    assert vcnl4000.describe(inject("measurements_complete", False)) == (
+        "marker inject attr=measurements_complete value=False"
+    )
+    assert vcnl4000.describe(inject("als_result", 0x1234)) == (
+        "marker inject attr=als_result value=0x1234"
+    )
+
+
 def test_malformed_events_are_still_described() -> None:
     d = decoder()
     assert d.describe({"kind": "spi", "x": 1}) == "spi x=1"
