@@ -7,12 +7,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
+from roadtest.replayer.failures import ReplayFailure
 from roadtest.replayer.golden import scan_golden
 from roadtest.replayer.results import Results, read_results
 from roadtest.text import count, printable
 from roadtest.trace.names import shown_id, test_file
 
 _LINE_WIDTH = 600  # characters of one trace's line in the summary
+# A test's headline that is a replay's own failure (ReplayDivergence, DamagedTrace).
+_REPLAY_FAILURE = f"{ReplayFailure.__module__}."
 
 
 def _wanted(selection: list[str], root: Path) -> list[str]:
@@ -107,6 +110,9 @@ def replay(
         elif entry.failure:
             verdict = "DAMAGED" if entry.damaged else "DIVERGED"
             why = entry.failure
+            if test_failed is not None and _REPLAY_FAILURE not in test_failed:
+                # A test that failed on its own stops early, and so does its driver.
+                why += f" (its test failed: {test_failed})"
         elif test_failed is not None:
             # The driver's I/O matched the trace, but the test did not pass: say why.
             verdict = "FAILED"

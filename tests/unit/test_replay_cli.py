@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
-from test_record_replay import DEV, TEST, attach, driver
+from test_record_replay import DEV, TEST, attach, driver, transfer
 
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.errors import RoadtestError
 from roadtest.models.base import ModelError
-from roadtest.models.tps6286x import TPS6286x
+from roadtest.models.tps6286x import REG_VOUT1, TPS6286x
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
@@ -121,10 +121,13 @@ def record_golden(golden: Path, *tests: str) -> Path:
 class FakePytest:
     """`run_pytest` for `replay`: what the plugin does with --roadtest-replay, minus the guest."""
 
-    def __init__(self, root: Path, failing: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, root: Path, failing: dict[str, str] | None = None, stop_early: bool = False
+    ) -> None:
         self.root = root
         self.runs: list[list[str]] = []
-        self.failing = failing or {}  # test id -> how it fails after its I/O matched
+        self.failing = failing or {}  # test id -> how it fails
+        self.stop_early = stop_early  # a failing test fails before its driver's last transfers
 
     def __call__(self, args: list[str]) -> int:
         self.runs.append(args)
@@ -143,7 +146,10 @@ class FakePytest:
             try:
                 player = attach(hooks, TPS6286x(), VirtioGpio(ngpio=2).line(1), test_id)
                 hooks.marker(DEV, "bind", None)
-                driver(player)
+                if test_id in self.failing and self.stop_early:
+                    transfer(player, bytes([REG_VOUT1]), 1)  # the test fails before the rest
+                else:
+                    driver(player)
             except (ModelError, AssertionError):
                 failed += 1
             failed += bool(hooks.detached(DEV))
@@ -198,6 +204,19 @@ def test_a_test_that_fails_is_not_summarised_as_replayed_without_divergence(
     assert lines["tps62864/test_a-p.rtrace"].startswith("ok|")
     assert lines["tps62864/test_b.rtrace"].startswith(
         "FAILED|its I/O matched the trace, but its test failed: AssertionError: assert 88.8 == 88.0"
+    )
+
+
+def test_a_test_that_fails_on_its_own_says_so_next_to_the_divergence_it_caused(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST)
+    fake = FakePytest(root, failing={TEST: "AssertionError: assert 88.8 == 88.0"}, stop_early=True)
+    assert replay_command(golden, [], root, fake) == 1
+    line = summary(capsys)["tps62864/test_a-p.rtrace"]
+    assert line.startswith("DIVERGED|the driver stopped after transfer 1 of 3")
+    assert line.endswith(
+        "(its test failed: AssertionError: assert 88.8 == 88.0) tps62864/test_a-p.rtrace"
     )
 
 
