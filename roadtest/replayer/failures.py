@@ -13,16 +13,21 @@ from roadtest.models.base import ModelError
 
 
 class ReplayFailure(ModelError):
-    """A golden trace's replay failed. `headline` is one line; str() is the whole report."""
+    """A golden trace's replay failed. `headline` is one line; str() is the whole report.
+    `in_unbind`: it came while the device was being unbound, which a test that failed on
+    its own does early (its `with guest.bound()` ends): then the test's failure stays the
+    headline."""
 
-    def __init__(self, headline: str, detail: str) -> None:
+    def __init__(self, headline: str, detail: str, in_unbind: bool = False) -> None:
         super().__init__(f"{headline}\n{detail}")
         self.headline = headline
         self.detail = detail
+        self.in_unbind = in_unbind
 
     def with_detail(self, more: str) -> ReplayFailure:
         """The same failure (same class, same headline) with `more` lines of detail."""
-        return type(self)(self.headline, f"{self.detail}\n{more}" if more else self.detail)
+        detail = f"{self.detail}\n{more}" if more else self.detail
+        return type(self)(self.headline, detail, self.in_unbind)
 
 
 class ReplayDivergence(ReplayFailure):

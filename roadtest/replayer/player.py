@@ -150,6 +150,7 @@ class TracePlayer:
         self._last: dict[str, Any] | None = None  # the last transfer matched
         self.failure: ReplayFailure | None = None  # the report, once the replay failed
         self.summary = ""  # its one line for `roadtest replay`'s summary
+        self.unbinding = False  # the test asked for the unbind: the driver's remove() runs
         self._lock = threading.Lock()
 
     @property
@@ -301,7 +302,7 @@ class TracePlayer:
         if before:
             lines.append("  events before it:")
             lines += [f"    #{e['seq']} {self.decoder.describe(e)}" for e in before]
-        self.failure = ReplayDivergence(why, "\n".join(lines))
+        self.failure = ReplayDivergence(why, "\n".join(lines), self.unbinding)
         return self.failure
 
     def _gpio_request(self, request: tuple[str, str, int]) -> str:
@@ -490,6 +491,8 @@ class ReplayHooks:
         player = self.players.get(device)
         if player is not None and what == "bind":
             player.bound()
+        elif player is not None and what == "unbind":
+            player.unbinding = True
 
     def detached(self, device: TracedDevice) -> list[Exception]:
         player = self.players.pop(device, None)

@@ -77,6 +77,7 @@ class TestLog:
         self.pids: set[int] = set()  # the guest's processes when the test started
         self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
         self.timed_out: float | None = None  # the limit, once the test ran past it
+        self.replay_problems: list[Exception] = []  # found at detach, under the test's own failure
 
     def follow(self, guest: Machine) -> None:
         """The session replaced the test's live guest with one whose devicetree has a device
@@ -114,14 +115,21 @@ class TestLog:
         than `exc`."""
         if self.timed_out is not None and self.guest is not None:
             return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
-        outcome = verdicts.model_outcome(self.new_model_errors(), self.note)
+        errors = self.new_model_errors()
+        first = errors[0].exception if errors else None
+        if exc is not None and isinstance(first, ReplayFailure) and first.in_unbind:
+            # The test failed on its own, and so unbound early: the replay diverged after.
+            self.replay_problems.append(first)
+            errors = []
+        outcome = verdicts.model_outcome(errors, self.note)
         if outcome is not None:
             return outcome
         problems = self.new_problems()
         if exc is None and problems and isinstance(problems[0], ReplayFailure):
-            # Found when a device was detached (the driver stopped early): a test that
-            # failed on its own stopped early itself, so its exception stays the headline.
             return verdicts.replay_outcome(problems, self.note)
+        # Found when a device was detached (the driver stopped early): a test that failed
+        # on its own stopped early itself, so its exception stays the headline.
+        self.replay_problems += problems
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
             death = verdicts.guest_death(self.guest, self.console_mark, exc)
             if death is not None:
@@ -547,6 +555,8 @@ def pytest_runtest_makereport(
     test_log.flush_console()
     kernel = test_log.kernel_lines()
     backend = test_log.backend_lines()
+    if test_log.replay_problems:
+        report.sections.append(("roadtest replay", "\n".join(map(str, test_log.replay_problems))))
     report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
     report.sections.append(("roadtest backend log", "\n".join(backend) or "(no backend messages)"))
     if test_log.guest is not None:

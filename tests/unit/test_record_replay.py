@@ -15,6 +15,7 @@ from roadtest.models.base import I2CModel, Input, ModelError, SimpleSMBusModel
 from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
 from roadtest.recorder.record_command import record
 from roadtest.recorder.recording import RecordingHooks
+from roadtest.replayer.failures import ReplayFailure
 from roadtest.replayer.player import ReplayError, ReplayHooks
 from roadtest.testing.hooks import DeviceHooks
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
@@ -178,6 +179,22 @@ def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioL
     assert "diverged at event 2 (transfer 2 of 3)" in failure.splitlines()[1]
     assert "read VOUT1(0x01) -> 0x64" in failure  # the events before it
     assert hooks.outcomes[0].consumed == 1
+
+
+def test_a_divergence_while_unbinding_says_so(golden: Path, line: GpioLine) -> None:
+    # A test that fails on its own unbinds early; what the driver's remove() does then is
+    # not what the trace has next. The plugin keeps the test's failure as the headline.
+    for unbind_first in (False, True):
+        hooks = ReplayHooks(golden)
+        player = attach(hooks, TPS6286x(), line)
+        hooks.marker(DEV, "bind", None)
+        transfer(player, bytes([REG_VOUT1]), 1)
+        if unbind_first:
+            hooks.marker(DEV, "unbind", None)
+        with pytest.raises(ReplayFailure) as info:
+            transfer(player, bytes([REG_CONTROL, 0x00]))  # not the recorded VOUT1 write
+        assert info.value.in_unbind is unbind_first
+        hooks.detached(DEV)
 
 
 def test_a_driver_that_stops_early_fails(golden: Path, line: GpioLine) -> None:
