@@ -14,3 +14,9 @@ def printable(text: str, limit: int | None = None) -> str:
         head = limit * 2 // 3
         text = f"{text[:head]} ...[{gap} characters left out]... {text[head + gap :]}"
     return text
+
+
+def count(number: int, noun: str, plural: str = "") -> str:
+    """`number` and `noun`, plural unless it is one: "1 transfer", "2 transfers", "0 transfers"
+    (`plural` for a noun that does not just take an s: count(2, "entry", "entries"))."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"

@@ -24,7 +24,6 @@ test's threads (models driving inputs); it is guarded by the device lock.
 
 from __future__ import annotations
 
-import enum
 import logging
 import struct
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from typing import Final
 
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.virtqueue import Request, Virtqueue
+from roadtest.trace.gpio import Direction, IrqType
 
 log = logging.getLogger("roadtest.backend.gpio")
 
@@ -60,21 +60,6 @@ IRQ_REQUEST: Final = struct.Struct("<H")
 
 _VALID: Final = bytes([IRQ_STATUS_VALID])
 _INVALID: Final = bytes([IRQ_STATUS_INVALID])
-
-
-class Direction(enum.IntEnum):
-    NONE = 0x00
-    OUT = 0x01
-    IN = 0x02
-
-
-class IrqType(enum.IntEnum):
-    NONE = 0x00
-    EDGE_RISING = 0x01
-    EDGE_FALLING = 0x02
-    EDGE_BOTH = 0x03
-    LEVEL_HIGH = 0x04
-    LEVEL_LOW = 0x08
 
 
 _IRQ_TYPES: Final = frozenset(int(t) for t in IrqType)

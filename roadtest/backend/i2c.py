@@ -39,6 +39,7 @@ from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer, TransferHandler, TransferObserver
 from roadtest.backend.virtqueue import Request, Virtqueue
 from roadtest.models.base import I2CModel
+from roadtest.text import count
 from roadtest.trace.i2c import (
     VIRTIO_I2C_FLAGS_FAIL_NEXT,
     VIRTIO_I2C_FLAGS_M_RD,
@@ -167,7 +168,7 @@ def _bad_read(msg: I2CMessage) -> Exception:
     data = msg.data
     if type(data) not in _BYTES:
         return TypeError(f"read({msg.length}) returned {type(data).__name__}, not bytes")
-    return ValueError(f"read({msg.length}) returned {len(data)} bytes")
+    return ValueError(f"read({msg.length}) returned {count(len(data), 'byte')}")
 
 
 def _kind(msg: I2CMessage) -> str:

@@ -18,6 +18,7 @@ from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
 from roadtest.kernel.runner import Runner, parallel_jobs
 from roadtest.kernel.source import SourceIdentity, prepare_source, read_series, source_identity
+from roadtest.text import count
 
 
 @dataclass(frozen=True)
@@ -306,5 +307,7 @@ def _build(
             "fragments": " ".join(str(f) for f in inputs.fragments),
         },
     )
-    progress(f"kernel {release}: built in {_elapsed(start)} ({built.compiled} objects compiled)")
+    progress(
+        f"kernel {release}: built in {_elapsed(start)} ({count(built.compiled, 'object')} compiled)"
+    )
     return kernel

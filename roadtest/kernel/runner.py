@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
+from roadtest.text import count as plural
 
 # Variables that would silently change what kbuild builds, or where, without changing the cache
 # key; a parent make's MAKEFLAGS would also override our -j and add "Entering directory" noise.
@@ -106,7 +107,7 @@ class Runner:
                     compiled += 1
                     now = time.monotonic()
                     if now - last_report >= self.interval:
-                        self.progress(f"{count}: {compiled} objects compiled")
+                        self.progress(f"{count}: {plural(compiled, 'object')} compiled")
                         last_report = now
                 returncode = proc.wait()
             finally:
@@ -139,7 +140,7 @@ class Runner:
         return result
 
     def show_tail(self, result: Result) -> None:
-        self.progress(f"--- last {len(result.tail)} lines of {self.log_path} ---")
+        self.progress(f"--- last {plural(len(result.tail), 'line')} of {self.log_path} ---")
         for line in result.tail:
             self.progress(line)
         self.progress("---")

@@ -12,9 +12,12 @@ they can be built and exercised directly, as the unit tests do.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+from roadtest.text import count
 
 T = TypeVar("T")
 InputWatcher = Callable[[str, Any], None]
@@ -46,11 +49,19 @@ class ModelError(Exception):
 class Input(Generic[T]):
     """A model attribute that the test sets: what the chip senses (a light level, a
     proximity count). Declare it in the model's class, `result = Input[int]()`, and set
-    it like any attribute; each set is reported to the model's input watcher (the
-    recorder writes it to the trace as an `inject` marker). Reads are plain attribute
-    reads: the descriptor has no __get__, so the value lives in the instance."""
+    it like any attribute; each set the test makes is reported to the model's input
+    watcher (the recorder writes it to the trace as an `inject` marker). A set made by
+    one of the model's own methods (`self.result = ...`, whoever called the method) is
+    the model's bookkeeping, not the test's input, and is not reported. Reads are plain
+    attribute reads: the descriptor has no __get__, so the value lives in the instance.
 
-    __slots__ = ("name",)
+    `bits`: the value is a register's (or a register pair's) of that width, so traces and
+    reports show it in hex, `Input[int](bits=16)` as 0x3456; without it, as it is."""
+
+    __slots__ = ("bits", "name")
+
+    def __init__(self, bits: int | None = None) -> None:
+        self.bits = bits
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -63,7 +74,7 @@ class Input(Generic[T]):
         state = obj.__dict__
         state[self.name] = value
         watcher = state.get("_input_watcher")
-        if watcher is not None:
+        if watcher is not None and sys._getframe(1).f_locals.get("self") is not obj:
             watcher(self.name, value)
 
 
@@ -192,7 +203,7 @@ class SMBusModel(I2CModel):
     def _describe(self, reg: int, writes: list[int]) -> str:
         if not writes:
             return f"register {reg:#04x} was never written"
-        return f"register {reg:#04x} was written {len(writes)} time(s): " + ", ".join(
+        return f"register {reg:#04x} was written {count(len(writes), 'time')}: " + ", ".join(
             self._fmt(v) for v in writes
         )
 

@@ -39,7 +39,7 @@ class OPT3001(SMBusModel):
     Simplified: no interrupt pin, no limit comparisons (FH/FL stay 0), no overflow.
     """
 
-    result = Input[int]()
+    result = Input[int](bits=16)  # the RESULT register
 
     def __init__(self) -> None:
         super().__init__(regbytes=2, byteorder="big")

@@ -54,8 +54,8 @@ READ_ONLY: Final = {
 
 
 class VCNL4000(SMBusModel):
-    als_result = Input[int]()
-    prox_result = Input[int]()
+    als_result = Input[int](bits=16)  # the ALS result registers, high and low byte
+    prox_result = Input[int](bits=16)  # the proximity result registers
     measurements_complete = Input[bool]()
 
     def __init__(self) -> None:

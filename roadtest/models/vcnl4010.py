@@ -112,8 +112,8 @@ class VCNL4010(InterruptPin, SMBusModel):
     int_drive = Drive.OPEN_DRAIN
 
     name = "VCNL4010"
-    als_result = Input[int]()
-    prox_result = Input[int]()
+    als_result = Input[int](bits=16)  # the ALS result registers, high and low byte
+    prox_result = Input[int](bits=16)  # the proximity result registers
     measurements_complete = Input[bool]()
 
     def __init__(self) -> None:

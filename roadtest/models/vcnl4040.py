@@ -85,9 +85,9 @@ class VCNL40x0Family(InterruptPin, SMBusModel):
     reset: ClassVar[dict[int, int]]
     reg_int_flag: ClassVar[int]
     reg_id: ClassVar[int]
-    als_result = Input[int]()
-    prox_result = Input[int]()
-    white_result = Input[int]()
+    als_result = Input[int](bits=16)  # ALS_DATA
+    prox_result = Input[int](bits=16)  # PS_DATA
+    white_result = Input[int](bits=16)  # WHITE_DATA
 
     def __init__(self) -> None:
         super().__init__(regbytes=2, byteorder="little")

@@ -110,7 +110,7 @@ class _DeviceTrace:
             self.writer.event("gpio", line=line.index, name=name, op=op, value=value, status=status)
 
     def inject(self, name: str, value: Any) -> None:
-        # Only the test's sets: the model's own bookkeeping runs on the backend's thread.
+        # A marker goes between transfers, from the test's thread, never into one.
         if threading.get_ident() == self._test_thread:
             self.marker("inject", {"attr": name, "value": plain(value)})
 
@@ -173,7 +173,7 @@ class RecordingHooks:
         if trace is not None:
             trace.marker(what, detail)
 
-    def detached(self, device: TracedDevice) -> list[str]:
+    def detached(self, device: TracedDevice) -> list[Exception]:
         trace = self.traces.pop(device, None)
         if trace is not None:
             trace.close()

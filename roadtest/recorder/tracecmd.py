@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from roadtest.errors import RoadtestError
+from roadtest.text import count
 from roadtest.trace.format import Header, write_trace_atomic
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_FAIL_NEXT, VIRTIO_I2C_FLAGS_M_RD
 
@@ -127,7 +128,7 @@ class Capture:
     def _hint(self) -> str:
         if self.smbus:
             return (
-                f" ({self.smbus} smbus events there: the adapter does SMBus itself, and "
+                f" ({count(self.smbus, 'smbus event')} there: the adapter does SMBus itself, and "
                 "only i2c transfers can be imported)"
             )
         if self.seen:
@@ -218,7 +219,7 @@ def parse_report(lines: Iterable[str], addr: int, source: str) -> Capture:
         if has_data and len(data) != length:
             raise error(
                 number,
-                f"{event} of l={length} shows {len(data)} bytes (a report of the kernel's "
+                f"{event} of l={length} shows {count(len(data), 'byte')} (a report of the kernel's "
                 "own trace file cuts data at 64 bytes: use trace-cmd)",
             )
         reading = bool(flags & LINUX_I2C_M_RD)
@@ -278,10 +279,10 @@ def _finish(
         raise error(
             number,
             f"i2c_result n={n}, but the transfer at line {transfer.line} has "
-            f"{len(transfer.msgs)} messages",
+            f"{count(len(transfer.msgs), 'message')}",
         )
     if ret > n:
-        raise error(number, f"i2c_result ret={ret} is more than its n={n} messages")
+        raise error(number, f"i2c_result ret={ret} is more than its n={count(n, 'message')}")
     for m in transfer.msgs:
         capture.seen.add((transfer.adapter, m.addr))
     mine = [m for m in transfer.msgs if m.addr == capture.addr]
@@ -510,12 +511,12 @@ def command(args: argparse.Namespace) -> int:
         byteorder=args.byteorder,
     )
     skipped = (
-        f" (left out {result.incomplete} transfers cut off by the capture's start or end)"
+        f" (left out {count(result.incomplete, 'transfer')} cut off by the capture's start or end)"
         if result.incomplete
         else ""
     )
     print(
-        f"imported {result.transfers} transfers of i2c-{result.adapter} address "
+        f"imported {count(result.transfers, 'transfer')} of i2c-{result.adapter} address "
         f"{args.addr:#04x} into {result.out}{skipped}"
     )
     return 0

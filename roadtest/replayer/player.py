@@ -26,11 +26,8 @@ before the damage were played (the reader's valid-prefix guarantee).
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +36,15 @@ from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, I2CMessage, Transfer
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel, ModelError
+from roadtest.replayer.failures import (
+    AfterFailure,
+    DamagedTrace,
+    ReplayDivergence,
+    ReplayFailure,
+)
 from roadtest.replayer.golden import scan_golden
-from roadtest.text import printable
+from roadtest.replayer.results import TraceResult, add_trace
+from roadtest.text import count, printable
 from roadtest.trace.decode import Decoder
 from roadtest.trace.format import Header, TraceError, read_trace
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
@@ -49,34 +53,6 @@ from roadtest.trace.names import TracedDevice, chip_name, trace_name
 CONTEXT = 5  # events shown before a divergence
 SUMMARY_WIDTH = 400  # characters of one event in a report (a 65536-message transfer is 459 KB)
 _KEEP_READ = 1024  # events read ahead of being forgotten at once (amortises the list's shift)
-
-
-@dataclass
-class TraceResult:
-    """How one trace's replay went, for `roadtest replay`'s summary."""
-
-    path: str
-    test: str
-    transfers: int
-    consumed: int = 0
-    failure: str = ""  # one line; empty when the replay matched
-    tolerated: int = 0  # repeated reads made once more or once less than recorded
-    damaged: bool = False  # the failure is the trace's: it could not be read to its end
-
-    def to_map(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "test": self.test,
-            "transfers": self.transfers,
-            "consumed": self.consumed,
-            "failure": self.failure,
-            "tolerated": self.tolerated,
-            "damaged": self.damaged,
-        }
-
-
-class TraceDamaged(ModelError):
-    """The trace cannot be read on: the file's fault, whatever the driver or the host did."""
 
 
 class _Events:
@@ -172,9 +148,9 @@ class TracePlayer:
         self.done = 0  # transfers of the trace behind us: matched, or skipped repeats
         self.tolerated = 0  # repeated reads made once more or once less than recorded
         self._last: dict[str, Any] | None = None  # the last transfer matched
-        self.failure = ""  # the full report
-        self.summary = ""  # its one-line form
-        self.damaged = False  # the failure is that the trace could not be read on
+        self.failure: ReplayFailure | None = None  # the report, once the replay failed
+        self.summary = ""  # its one line for `roadtest replay`'s summary
+        self.unbinding = False  # the test asked for the unbind: the driver's remove() runs
         self._lock = threading.Lock()
 
     @property
@@ -200,7 +176,7 @@ class TracePlayer:
 
     def bound(self) -> None:
         with self._lock:
-            if self.pos == 0 and not self.failure:
+            if self.pos == 0 and self.failure is None:
                 self._raise_pending()
 
     def observe_gpio(self, line: GpioLine, op: str, value: int, status: int) -> None:
@@ -234,7 +210,7 @@ class TracePlayer:
         with self._lock:
             try:
                 recorded = self._play(actual)
-            except ModelError as exc:
+            except ModelError as exc:  # a ReplayFailure, or AfterFailure
                 transfer.fault(self.name, exc)
                 return
         for msg, want in zip(transfer.messages, recorded, strict=False):
@@ -246,9 +222,9 @@ class TracePlayer:
 
     def _play(self, actual: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Match the driver's transfer against the trace and move on; returns the recorded
-        messages that answer it. ModelError when it does not match."""
-        if self.failure:
-            raise ModelError(f"replay of {self.shown_path} stopped at its divergence")
+        messages that answer it. ReplayFailure when it does not match."""
+        if self.failure is not None:
+            raise AfterFailure(f"replay of {self.shown_path} had failed before this transfer")
         self._raise_pending()
         expected = self.events.get(self.pos)
         if expected is not None and _matches(expected["msgs"], actual):
@@ -303,33 +279,44 @@ class TracePlayer:
             return event
         return None
 
-    def _damaged(self) -> TraceDamaged:
+    def _damaged(self) -> ReplayFailure:
         """The trace cannot be read on (from where the player is): fail it."""
         assert self.events.error is not None
-        if not self.failure:
-            self.damaged = True
+        if self.failure is None:
             self.summary = f"the trace is damaged: {self.events.error.detail}"
-            self.failure = f"replay of {self.shown_path}: {self.summary}"
-        return TraceDamaged(self.failure)
+            self.failure = DamagedTrace(
+                f"the golden trace is damaged: {self.events.error.detail}",
+                f"replay of {self.shown_path}: the events before the damage were played "
+                "(record the trace again)",
+            )
+        return self.failure
 
-    def _diverge(self, why: str) -> ModelError:
+    def _diverge(self, why: str) -> ReplayFailure:
         index = self.pos
         before = self.events.before(index)
         self.events.drain()  # for the number of transfers
         total = f"{self.transfers}" if self.events.error is None else f"at least {self.transfers}"
-        self.summary = f"diverged at event {index} (transfer {self.consumed + 1} of {total}): {why}"
-        lines = [f"replay of {self.shown_path}: the driver {self.summary}"]
+        where = f"at event {index} (transfer {self.consumed + 1} of {total})"
+        self.summary = f"diverged {where}: {why}"
+        lines = [f"replay of {self.shown_path}: the driver diverged {where}"]
         if before:
             lines.append("  events before it:")
             lines += [f"    #{e['seq']} {self.decoder.describe(e)}" for e in before]
-        self.failure = "\n".join(lines)
-        return ModelError(self.failure)
+        self.failure = ReplayDivergence(why, "\n".join(lines), self.unbinding)
+        return self.failure
+
+    def _gpio_request(self, request: tuple[str, str, int]) -> str:
+        """A GPIO request by line name, op and value: "irq irq_type LEVEL_LOW"."""
+        name, op, value = request
+        return f"{name} {op} {self.decoder.gpio_value(op, value)}"
 
     # The verdict
 
-    def finish(self) -> str:
+    def finish(self) -> ReplayFailure | None:
+        """The replay's failure, if it failed (now that the device is detached, the
+        transfers the driver did not make count too)."""
         with self._lock:
-            if self.failure:
+            if self.failure is not None:
                 return self.failure
             # The transfers not played: all of the trace's from `pos` on.
             left = 0
@@ -343,8 +330,7 @@ class TracePlayer:
                 self.pos += 1
                 self.events.forget_before(self.pos)
             if self.events.error is not None:
-                self._damaged()
-                return self.failure
+                return self._damaged()
             if left and repeats_only:
                 self.tolerated += left
                 left = 0
@@ -358,7 +344,10 @@ class TracePlayer:
             elif self.actual_gpio != self.events.gpio:
                 self.summary = (
                     "the driver's GPIO requests differ from the trace: "
-                    + _first_difference(self.events.gpio, self.actual_gpio)
+                    + _first_difference(
+                        [self._gpio_request(r) for r in self.events.gpio],
+                        [self._gpio_request(r) for r in self.actual_gpio],
+                    )
                 )
             elif self.actual_irqs != self.events.irqs:
                 self.summary = (
@@ -366,21 +355,25 @@ class TracePlayer:
                     + _first_difference(self.events.irqs, self.actual_irqs)
                 )
             else:
-                return ""
-            self.failure = f"replay of {self.shown_path}: {self.summary}"
+                return None
+            self.failure = ReplayDivergence(self.summary, f"replay of {self.shown_path}")
             return self.failure
 
 
-def _first_difference(expected: list[tuple[Any, ...]], actual: list[tuple[Any, ...]]) -> str:
+def _first_difference(expected: list[Any], actual: list[Any]) -> str:
     """Where two lists first differ, in a line of bounded length."""
     index = next(
         (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
         min(len(expected), len(actual)),
     )
-    want = repr(expected[index]) if index < len(expected) else "no more"
-    got = repr(actual[index]) if index < len(actual) else "no more"
+    want = _shown(expected[index]) if index < len(expected) else "no more"
+    got = _shown(actual[index]) if index < len(actual) else "no more"
     text = f"at #{index} expected {want}, got {got} ({len(expected)} expected, {len(actual)} made)"
     return printable(text, SUMMARY_WIDTH)
+
+
+def _shown(item: object) -> str:
+    return item if isinstance(item, str) else repr(item)
 
 
 def _matches(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:
@@ -456,7 +449,7 @@ class ReplayHooks:
         )
         if path is None:
             unreadable = len(self.index.damaged)
-            hint = f"; {unreadable} traces there cannot be read" if unreadable else ""
+            hint = f"; {count(unreadable, 'trace')} there cannot be read" if unreadable else ""
             raise ReplayError(
                 f"no golden trace for {test_id} and {device.origin} under {self.golden} "
                 f"(expected something like {chip_name(device.compatible)}/"
@@ -498,8 +491,10 @@ class ReplayHooks:
         player = self.players.get(device)
         if player is not None and what == "bind":
             player.bound()
+        elif player is not None and what == "unbind":
+            player.unbinding = True
 
-    def detached(self, device: TracedDevice) -> list[str]:
+    def detached(self, device: TracedDevice) -> list[Exception]:
         player = self.players.pop(device, None)
         if player is None:
             return []
@@ -514,12 +509,9 @@ class ReplayHooks:
             player.consumed,
             player.summary,
             player.tolerated,
-            player.damaged,
+            isinstance(failure, DamagedTrace),
         )
         self.outcomes.append(result)
         if self.results is not None:
-            self.results.mkdir(parents=True, exist_ok=True)
-            out = self.results / f"{os.getpid()}.jsonl"
-            with out.open("a") as f:
-                f.write(json.dumps(result.to_map()) + "\n")
-        return [failure] if failure else []
+            add_trace(self.results, result)
+        return [failure] if failure is not None else []

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
+from roadtest.replayer.failures import ReplayFailure
 from roadtest.replayer.golden import scan_golden
-from roadtest.text import printable
+from roadtest.replayer.results import Results, read_results
+from roadtest.text import count, printable
 from roadtest.trace.names import shown_id, test_file
 
 _LINE_WIDTH = 600  # characters of one trace's line in the summary
+# A test's headline that is a replay's own failure (ReplayDivergence, DamagedTrace).
+_REPLAY_FAILURE = f"{ReplayFailure.__module__}."
 
 
 def _wanted(selection: list[str], root: Path) -> list[str]:
@@ -76,45 +79,54 @@ def replay(
     node_ids = sorted(
         {str(root / t.split("::", 1)[0]) + "::" + t.split("::", 1)[1] for t in played.values()}
     )
-    outcomes: dict[str, dict[str, object]] = {}
+    results = Results({}, {})
     status = 0
     if node_ids:
-        with tempfile.TemporaryDirectory(prefix="roadtest-replay-") as results:
+        with tempfile.TemporaryDirectory(prefix="roadtest-replay-") as directory:
             status = run_pytest(
                 [
                     *pytest_options,
                     f"--roadtest-replay={golden}",
-                    f"--roadtest-replay-results={results}",
+                    f"--roadtest-replay-results={directory}",
                     *node_ids,
                 ]
             )
-            for result_file in Path(results).glob("*.jsonl"):
-                for line in result_file.read_text().splitlines():
-                    entry = json.loads(line)
-                    outcomes[str(entry["path"])] = entry
+            results = read_results(Path(directory))
     failed = 0
     print(f"replay of {printable(str(golden))}:")
     for path in listed:
-        entry = outcomes.get(str(path))
+        entry = results.traces.get(str(path))
         problem = index.problem(path)
         shown_path = printable(str(path))
+        test_failed = results.failed_tests.get(tests.get(path, ""))
         if path in index.damaged:
             verdict, why = "DAMAGED", problem
         elif problem:
             verdict, why = "NOT PLAYED", problem
         elif entry is None:
-            verdict, why = "NOT PLAYED", "its test did not attach the device"
-        elif entry["failure"]:
-            verdict = "DAMAGED" if entry.get("damaged") else "DIVERGED"
-            why = str(entry["failure"])
+            verdict = "NOT PLAYED"
+            why = "its test did not attach the device"
+            if test_failed is not None:
+                why = f"its test failed before it attached the device: {test_failed}"
+        elif entry.failure:
+            verdict = "DAMAGED" if entry.damaged else "DIVERGED"
+            why = entry.failure
+            if test_failed is not None and _REPLAY_FAILURE not in test_failed:
+                # A test that failed on its own stops early, and so does its driver.
+                why += f" (its test failed: {test_failed})"
+        elif test_failed is not None:
+            # The driver's I/O matched the trace, but the test did not pass: say why.
+            verdict = "FAILED"
+            why = f"its I/O matched the trace, but its test failed: {test_failed}"
         else:
-            tolerated = entry["tolerated"]
-            extra = f" ({tolerated} repeated reads tolerated)" if tolerated else ""
-            print(f"  ok         {shown_path}: {entry['transfers']} transfers{extra}")
+            tolerated = entry.tolerated
+            extra = f" ({count(tolerated, 'repeated read')} tolerated)" if tolerated else ""
+            print(f"  ok         {shown_path}: {count(entry.transfers, 'transfer')}{extra}")
             continue
         failed += 1
         print(f"  {verdict:<10} {shown_path}: {printable(why, _LINE_WIDTH)}")
-    print(f"{len(listed) - failed} of {len(listed)} traces replayed without divergence")
+    # Only "ok" counts: a trace whose test failed for another reason is not counted.
+    print(f"{len(listed) - failed} of {count(len(listed), 'trace')} replayed without divergence")
     if failed:
         return 1
     return status

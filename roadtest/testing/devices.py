@@ -20,11 +20,19 @@ the node.
 The session collects every declaration of the tests it runs, gives each I2C
 device an address (and every device the GPIO lines it names) and builds one
 devicetree from them before the guest boots.
+
+An assigned address or line is derived from the declaration's name (its
+`origin`, e.g. "test_opt3001.SENSOR") alone, never from what else a run
+collected, so that a golden trace records the same address whichever tests
+were collected with it. Devices of one test module that the name would put on
+the same address or line take the next free ones, in declaration order; two
+modules whose devices still clash go into different devicetrees (a guest each).
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -111,8 +119,25 @@ class Placement:
     gpios: dict[str, int]
 
 
+def _derived(key: str, choices: range, taken: set[int]) -> int | None:
+    """The slot of `choices` that `key` names (a stable hash), or the first after it that is
+    not in `taken`; None when all are taken."""
+    start = zlib.crc32(key.encode()) % len(choices)
+    for step in range(len(choices)):
+        slot = choices[(start + step) % len(choices)]
+        if slot not in taken:
+            return slot
+    return None
+
+
+def _module(device: Device) -> str:
+    """The test module that declares `device` ("test_opt3001" of "test_opt3001.SENSOR")."""
+    return device.origin.rpartition(".")[0]
+
+
 class Layout:
-    """Addresses and GPIO lines of one guest's devices: fixed requests first, then the rest."""
+    """Addresses and GPIO lines of one guest's devices: fixed requests first, then the rest,
+    derived from their names (see the module's docstring)."""
 
     def __init__(self, devices: Sequence[Device]) -> None:
         self.devices = list(devices)
@@ -153,24 +178,65 @@ class Layout:
                     raise taken(f"GPIO line {line} ({name})", device, gpio_owner[line])
                 gpio_owner[line] = device
 
-        free_addrs = (a for a in I2C_ADDRESSES if a not in addr_owner)
-        free_lines = (n for n in range(NGPIO) if n not in gpio_owner)
-        for device in devices:
-            try:
-                addr: int | None
-                if isinstance(device, PlatformDevice):
-                    addr = None
-                else:
-                    addr = device.addr if device.addr is not None else next(free_addrs)
-                gpios = {
-                    name: line if line is not None else next(free_lines)
-                    for name, line in device.gpio_requests().items()
-                }
-            except StopIteration:
+        # What each module's devices hold: a derived slot skips only these.
+        module_addrs: dict[str, set[int]] = {}
+        module_lines: dict[str, set[int]] = {}
+        for fixed_addr, owner in addr_owner.items():
+            module_addrs.setdefault(_module(owner), set()).add(fixed_addr)
+        for fixed_line, owner in gpio_owner.items():
+            module_lines.setdefault(_module(owner), set()).add(fixed_line)
+
+        def derive(
+            device: Device,
+            what: str,
+            key: str,
+            choices: range,
+            owner: dict[int, Device],
+            held: dict[str, set[int]],
+        ) -> int:
+            mine = held.setdefault(_module(device), set())
+            slot = _derived(key, choices, mine)
+            if slot is None:
                 raise PlacementError(
-                    f"{device.origin}: no free I2C address or GPIO line is left "
-                    f"for {device.compatible}"
-                ) from None
+                    f"{device.origin}: no free {what} is left for {device.compatible}"
+                )
+            if slot in owner:
+                other = owner[slot]
+                shown = f"{slot:#04x}" if what.startswith("I2C") else str(slot)
+                raise PlacementError(
+                    f"{what} {shown} of {device.origin} ({device.compatible}) is taken by "
+                    f"{other.origin} ({other.compatible}): their modules need separate guests"
+                )
+            owner[slot] = device
+            mine.add(slot)
+            return slot
+
+        for device in devices:
+            addr: int | None = None
+            if not isinstance(device, PlatformDevice):
+                addr = device.addr
+                if addr is None:
+                    addr = derive(
+                        device,
+                        "I2C address",
+                        device.origin,
+                        I2C_ADDRESSES,
+                        addr_owner,
+                        module_addrs,
+                    )
+            gpios = {
+                name: line
+                if line is not None
+                else derive(
+                    device,
+                    f"GPIO line ({name})",
+                    f"{device.origin}:{name}",
+                    range(NGPIO),
+                    gpio_owner,
+                    module_lines,
+                )
+                for name, line in device.gpio_requests().items()
+            }
             self.placements[id(device)] = Placement(addr, gpios)
 
     def placement(self, device: Device) -> Placement:

@@ -38,8 +38,9 @@ class DeviceHooks(Protocol):
         """Something the test did to the device: "bind", "unbind"."""
         ...
 
-    def detached(self, device: TracedDevice) -> list[str]:
-        """The device is off the bus; returns problems that fail the test."""
+    def detached(self, device: TracedDevice) -> list[Exception]:
+        """The device is off the bus; returns problems that fail the test (each one's
+        message is its report, the first line its headline)."""
         ...
 
 
@@ -56,5 +57,5 @@ class LiveHooks:
     def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
         pass
 
-    def detached(self, device: TracedDevice) -> list[str]:
+    def detached(self, device: TracedDevice) -> list[Exception]:
         return []

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Final, TypeVar
 from roadtest.guest.client import AgentClient
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.uapi import IOR, IOWR, POLLIN, wait_readable
+from roadtest.text import count
 
 _INT: Final = struct.Struct("=i")  # the ioctls' `int` argument
 
@@ -338,7 +339,9 @@ class _IIOFd:
         wait_readable(self.agent, self.fd, timeout, what)
         data = self.agent.read(self.fd, size)
         if len(data) != size:
-            raise OSError(f"read of {what} from {self.node}: {len(data)} bytes, wanted {size}")
+            raise OSError(
+                f"read of {what} from {self.node}: {count(len(data), 'byte')}, wanted {size}"
+            )
         return data
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
+from roadtest.replayer.failures import DamagedTrace, ReplayFailure
 from roadtest.testing import coverage, timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
@@ -72,9 +73,11 @@ class TestLog:
         self.console_mark = console_mark
         self.backend_mark = backend_mark
         self.errors_mark = len(session.backend.errors)
+        self.problems_mark = len(session.problems)
         self.pids: set[int] = set()  # the guest's processes when the test started
         self.note = ""  # a line for what the models report (see REPLAY_TIMING_NOTE)
         self.timed_out: float | None = None  # the limit, once the test ran past it
+        self.replay_problems: list[Exception] = []  # found at detach, under the test's own failure
 
     def follow(self, guest: Machine) -> None:
         """The session replaced the test's live guest with one whose devicetree has a device
@@ -100,23 +103,42 @@ class TestLog:
         self.errors_mark += len(errors)
         return errors
 
-    def note_for(self, errors: list[BackendError]) -> str:
-        """The note, unless every error is a damaged trace: host load cannot cause that."""
-        if not self.note:
-            return ""
-        from roadtest.replayer.player import TraceDamaged
+    def new_problems(self) -> list[Exception]:
+        """The hooks' verdicts on devices detached since the last look (a replay's failure)."""
+        problems = self.session.problems[self.problems_mark :]
+        self.problems_mark += len(problems)
+        return problems
 
-        return self.note if any(not isinstance(e.exception, TraceDamaged) for e in errors) else ""
+    def note_for(self, problems: Sequence[object]) -> str:
+        """The host-load note, unless every problem (a replay's failure, or a backend error
+        holding one) is a damaged trace: host load cannot cause that."""
+
+        def damaged(problem: object) -> bool:
+            return isinstance(getattr(problem, "exception", problem), DamagedTrace)
+
+        return self.note if self.note and not all(damaged(p) for p in problems) else ""
 
     def cause(self, exc: BaseException | None) -> BaseException | None:
-        """What to report in place of `exc` (None: the test passed): a model's exception,
-        or how the guest died; None when there is nothing better than `exc`."""
+        """What to report in place of `exc` (None: the test passed): a model's exception or
+        the replay's divergence, or how the guest died; None when there is nothing better
+        than `exc`."""
         if self.timed_out is not None and self.guest is not None:
             return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
         errors = self.new_model_errors()
+        first = errors[0].exception if errors else None
+        if exc is not None and isinstance(first, ReplayFailure) and first.in_unbind:
+            # The test failed on its own, and so unbound early: the replay diverged after.
+            self.replay_problems.append(first)
+            errors = []
         outcome = verdicts.model_outcome(errors, self.note_for(errors))
         if outcome is not None:
             return outcome
+        problems = self.new_problems()
+        if exc is None and problems and isinstance(problems[0], ReplayFailure):
+            return verdicts.replay_outcome(problems, self.note_for(problems))
+        # Found when a device was detached (the driver stopped early): a test that failed
+        # on its own stopped early itself, so its exception stays the headline.
+        self.replay_problems += problems
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
             death = verdicts.guest_death(self.guest, self.console_mark, exc)
             if death is not None:
@@ -511,8 +533,8 @@ def guest(
         except (OSError, ProtocolError):
             pass  # the guest died meanwhile: reported below
     session.detach_all()
-    device_problems = session.problems[problems_before:]
-    session.problems += tracecmd_capture.finish_test(request.config, guest, node_id)
+    device_problems = [str(p) for p in session.problems[problems_before:]]
+    capture_problems = tracecmd_capture.finish_test(request.config, guest, node_id)
     session.test_id = ""
     # Every kernel line up to here reached the host: trouble so far is this test's.
     test_log.flush_console(f"roadtest: end {node_id}")
@@ -535,26 +557,16 @@ def guest(
             "the test left processes running in the guest (killed now; wait for what a "
             "test starts): " + "; ".join(strays)
         )
-    problems = session.problems[problems_before:]
-    if test_log.note and model is None and _diverged(session.hooks, len(device_problems)):
-        problems.append(test_log.note)
-    failures += problems
+    failures += device_problems
+    note = test_log.note_for(session.problems[problems_before:])
+    if device_problems and note and model is None:
+        failures.append(note)
+    failures += capture_problems
     trouble = guest.console.trouble(test_log.console_mark)
     if trouble and death is None:
         failures.append("the guest kernel reported trouble:\n" + "\n".join(trouble))
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
-
-
-def _diverged(hooks: DeviceHooks | None, problems: int) -> bool:
-    """Is one of the player verdicts behind the last `problems` device problems a divergence
-    (not a damaged trace)? Each failed replay gave one problem, in order."""
-    from roadtest.replayer.player import ReplayHooks
-
-    if not problems or not isinstance(hooks, ReplayHooks):
-        return False
-    failed = [outcome for outcome in hooks.outcomes if outcome.failure][-problems:]
-    return any(not outcome.damaged for outcome in failed)
 
 
 def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> Machine:
@@ -599,6 +611,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
+def _headline(report: pytest.TestReport) -> str:
+    """The failure's first line, as pytest's short summary shows it."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    where = "" if report.when == "call" else f" (in its {report.when})"
+    return text.partition("\n")[0] + where
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
@@ -606,6 +626,11 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call" and report.failed:
         item.stash[_CALL_FAILED] = True
+    results = item.config.getoption("--roadtest-replay-results")
+    if results and report.failed:
+        from roadtest.replayer.results import add_failed_test
+
+        add_failed_test(Path(results), item.nodeid, _headline(report))
     test_log = item.stash.get(_KEY_LOG, None)
     if test_log is None or not report.failed:
         return report
@@ -614,6 +639,8 @@ def pytest_runtest_makereport(
     test_log.flush_console()
     kernel = test_log.kernel_lines()
     backend = test_log.backend_lines()
+    if test_log.replay_problems:
+        report.sections.append(("roadtest replay", "\n".join(map(str, test_log.replay_problems))))
     report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
     report.sections.append(("roadtest backend log", "\n".join(backend) or "(no backend messages)"))
     if test_log.guest is not None:

@@ -190,7 +190,7 @@ class RoadtestSession:
         # (and the guest) before the guest ends (coverage.py copies their counters).
         self.drivers_loaded: dict[str, ModuleInfo] = {}
         self.before_guest_ends: list[Callable[[AgentClient, list[ModuleInfo]], object]] = []
-        self.problems: list[str] = []  # the hooks' verdicts on detached devices
+        self.problems: list[Exception] = []  # the hooks' verdicts on detached devices
         # Told when `require` replaces a live guest (the plugin's test log follows it).
         self.on_replaced: Callable[[Machine], None] | None = None
         self.dtb = self._compile(self.tree)

@@ -1,9 +1,11 @@
-"""What a failing guest test says first: the model's own exception, or how the guest died.
+"""What a failing guest test says first: the model's own exception, the replay's
+divergence, or how the guest died.
 
-Without this both read as their symptoms: a model that raised as the driver's
-`OSError: [Errno 5]`, a dead guest as `ProtocolError: channel closed by peer`.
-The plugin raises these in their place (chained to the symptom, which stays
-in the report) so that the headline names the cause.
+Without this they read as their symptoms: a model that raised, or a driver that
+left its golden trace, as the driver's `OSError: [Errno 5]`, a dead guest as
+`ProtocolError: channel closed by peer`. The plugin raises these in their place
+(chained to the symptom, which stays in the report) so that the headline names
+the cause.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 from roadtest.guest.client import AgentTimeout
 from roadtest.guest.protocol import ProtocolError
 from roadtest.machine.console import PANIC
+from roadtest.replayer.failures import AfterFailure, ReplayFailure
+from roadtest.text import count
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
@@ -50,11 +54,13 @@ def timed_out(guest: Machine, since: int, limit: float) -> TestTimeout:
 
 
 def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseException | None:
-    """What reports `errors`: the model's own pytest.skip, else a ModelFault naming the first.
+    """What reports `errors`: the model's own pytest.skip, else the replay's failure when
+    the first is one, else a ModelFault naming the first.
 
     A model that calls pytest.skip says the case cannot be tested (not modelled); the
     driver's I/O error that followed is a consequence, so the test is skipped, as it
     would be had the test itself skipped. `note` is a line to add below the headline."""
+    errors = [e for e in errors if not isinstance(e.exception, AfterFailure)]
     if not errors:
         return None
     for error in errors:
@@ -62,12 +68,14 @@ def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseExcepti
             return pytest.skip.Exception(
                 f"{error.where}: {error.exception.msg}", _use_item_location=True
             )
+    first = errors[0].exception
+    if isinstance(first, ReplayFailure):
+        return replay_outcome([first, *(e for e in errors[1:])], note)
     headline = errors[0].summary
     kinds = {error.kind for error in errors}
     if len(errors) > 1:
-        more = len(errors) - 1
-        noun = ("model error" if kinds == {"model"} else "error") + ("s" if more > 1 else "")
-        headline += f" (and {more} more {noun}, below)"
+        noun = "more model error" if kinds == {"model"} else "more error"
+        headline += f" (and {count(len(errors) - 1, noun)}, below)"
     if note:
         headline += "\n" + note
     # A "device" error is the guest's virtio driver breaking the protocol, or the backend
@@ -84,6 +92,18 @@ _DEVICE_ERROR = (
     "the virtio backend could not serve what the guest sent (not a model's fault: "
     "a virtio driver or roadtest bug)"
 )
+
+
+def replay_outcome(problems: Sequence[object], note: str = "") -> ReplayFailure:
+    """The first of `problems`, a ReplayFailure (headline: the divergence), with `note` and
+    the others (exceptions, backend errors) below it."""
+    first = problems[0]
+    assert isinstance(first, ReplayFailure)
+    more = [note] if note else []
+    if len(problems) > 1:
+        more.append(f"and {count(len(problems) - 1, 'more problem')}:")
+        more += [str(p) for p in problems[1:]]
+    return first.with_detail("\n".join(more))
 
 
 def is_guest_death(exc: BaseException) -> bool:

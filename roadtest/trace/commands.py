@@ -9,7 +9,7 @@ from collections import deque
 from itertools import zip_longest
 from typing import Any
 
-from roadtest.text import printable
+from roadtest.text import count, printable
 from roadtest.trace.decode import Decoder, body
 from roadtest.trace.format import Header, read_trace, shown
 
@@ -98,12 +98,12 @@ def diff(path_a: str, path_b: str) -> int:
                 first += _diff_pair(index, x, y, path_a, path_b, dec_a, dec_b)
     out += first
     if not differing and not device_differs:
-        out.append(f"identical: {count_a} events")
+        out.append(f"identical: {count(count_a, 'event')}")
         print("\n".join(out))
         return 0
     out.append(
-        f"{differing} of {max(count_a, count_b)} events differ ({path_a}: {count_a} events, "
-        f"{path_b}: {count_b})"
+        f"{differing} of {count(max(count_a, count_b), 'event')} differ "
+        f"({path_a}: {count(count_a, 'event')}, {path_b}: {count_b})"
     )
     print("\n".join(out))
     return 1

@@ -1,5 +1,8 @@
 """Register-level descriptions of trace events, for `roadtest trace show`/`diff` and replay reports.
 
+A value the test set on its model (an `inject` marker) is shown in hex when
+the model declares the `Input` as a register value (`Input[int](bits=16)`).
+
 For an SMBus-style device (the header's regbytes > 0) an I2C transfer that is
 one write of [register, values...] reads "write CONTROL(0x03) = 0x20"; a
 write of [register] followed by a read reads "read VOUT1(0x01) -> 0x50".
@@ -12,14 +15,18 @@ its raw messages: "i2c w 01 02 | r 3: 00 11 22".
 
 from __future__ import annotations
 
+import enum
 import importlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Final
 
+from roadtest.models.base import Input
 from roadtest.text import printable
 from roadtest.trace.format import Header
+from roadtest.trace.gpio import Direction, IrqType
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 
 # Only our own models' modules are imported to name registers: a trace from
@@ -27,16 +34,19 @@ from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 # another roadtest module with import-time effects (the guest's init).
 _OUR_MODULE: Final = re.compile(r"roadtest\.models\.[a-z][a-z0-9_]*")
 
-_DIRECTIONS: Final = {0: "none", 1: "out", 2: "in"}
-_IRQ_TYPES: Final = {
-    0: "none",
-    1: "edge-rising",
-    2: "edge-falling",
-    3: "edge-both",
-    4: "level-high",
-    8: "level-low",
-}
 _IGNORED: Final = ("seq", "t")
+
+
+def _our_module(model: str) -> ModuleType | None:
+    """The module of `model` ("module:Class") when it is one of roadtest's own models' and
+    imports; None otherwise."""
+    module_name = model.partition(":")[0]
+    if not _OUR_MODULE.fullmatch(module_name):
+        return None
+    try:
+        return importlib.import_module(module_name)
+    except Exception:  # a broken or missing module only costs the names
+        return None
 
 
 def register_names(model: str) -> dict[int, str]:
@@ -45,18 +55,29 @@ def register_names(model: str) -> dict[int, str]:
     Empty when the module is not one of roadtest's own, or cannot be imported.
     Where two constants share an address the first defined names it.
     """
-    module_name = model.partition(":")[0]
-    if not _OUR_MODULE.fullmatch(module_name):
-        return {}
-    try:
-        module = importlib.import_module(module_name)
-    except Exception:  # a broken or missing module only costs the names
+    module = _our_module(model)
+    if module is None:
         return {}
     names: dict[int, str] = {}
     for name, value in vars(module).items():
         if name.startswith("REG_") and len(name) > 4 and type(value) is int and 0 <= value <= 0xFF:
             names.setdefault(value, name[4:])
     return names
+
+
+def input_bits(model: str) -> dict[str, int]:
+    """{attribute: bits} of the register-valued `Input`s of `model` ("module:Class", one of
+    roadtest's own models): what to show in hex."""
+    module = _our_module(model)
+    cls = getattr(module, model.partition(":")[2], None) if module is not None else None
+    if not isinstance(cls, type):
+        return {}
+    found: dict[str, int] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, Input) and value.bits:
+                found[name] = value.bits
+    return found
 
 
 @dataclass(frozen=True)
@@ -78,6 +99,13 @@ def _hex(data: object) -> str:
     if isinstance(data, (bytes, bytearray)):
         return " ".join(f"{b:02x}" for b in data)
     return repr(data)
+
+
+def _name(names: type[enum.IntEnum], value: int, unknown: str) -> str:
+    try:
+        return names(value).name
+    except ValueError:
+        return unknown
 
 
 def _plain(value: object) -> str:
@@ -103,6 +131,7 @@ class Decoder:
             named = header.model or header.extra.get("registers", "")
             registers = register_names(named) if isinstance(named, str) else {}
         self.registers = dict(registers)
+        self.inputs = input_bits(header.model) if header.model else {}
 
     # Pieces
 
@@ -197,12 +226,21 @@ class Decoder:
                 parts.append(f"w {_hex(data) if data else '-'}" + (" NACK" if failed else ""))
         return "i2c " + " | ".join(parts)
 
-    def _gpio_value(self, op: object, value: object) -> str:
+    def gpio_value(self, op: object, value: object) -> str:
+        """A GPIO request's value: directions and IRQ types by their virtio-gpio names."""
         if op in ("set_direction", "get_direction") and isinstance(value, int):
-            return _DIRECTIONS.get(value, str(value))
+            return _name(Direction, value, str(value))
         if op == "irq_type" and isinstance(value, int):
-            return _IRQ_TYPES.get(value, f"{value:#x}")
+            return _name(IrqType, value, f"{value:#x}")
         return _plain(value)
+
+    def _injected(self, detail: Mapping[str, Any]) -> Mapping[str, Any]:
+        """An inject marker's detail, its value in hex when the model's Input is a register."""
+        bits = self.inputs.get(detail.get("attr"))  # type: ignore[arg-type]
+        value = detail.get("value")
+        if bits is None or type(value) is not int or value < 0:
+            return detail
+        return {**detail, "value": f"{value:#0{2 + -(-bits // 4)}x}"}
 
     def _line(self, event: Mapping[str, Any]) -> str:
         return f"{event.get('name', '?')}({event.get('line', '?')})"
@@ -223,7 +261,7 @@ class Decoder:
             return self.raw_i2c(event.get("msgs"))
         if kind == "gpio":
             op = event.get("op")
-            value = self._gpio_value(op, event.get("value"))
+            value = self.gpio_value(op, event.get("value"))
             failed = event.get("status", VIRTIO_I2C_MSG_OK) != VIRTIO_I2C_MSG_OK
             text = f"gpio {self._line(event)} {op}"
             if op in ("get_direction", "get_value"):
@@ -239,6 +277,8 @@ class Decoder:
             if detail is None:
                 return text
             if isinstance(detail, Mapping):
+                if event.get("what") == "inject":
+                    detail = self._injected(detail)
                 return text + "".join(f" {k}={_plain(v)}" for k, v in detail.items())
             return f"{text} {_plain(detail)}"
         rest = " ".join(f"{k}={_plain(v)}" for k, v in body(event).items() if k != "kind")
@@ -271,7 +311,7 @@ class Decoder:
             if all(expected.get(k) == actual.get(k) for k in same) and expected.get(
                 "value"
             ) != actual.get("value"):
-                return f"{got}, expected {self._gpio_value(expected.get('op'), expected['value'])}"
+                return f"{got}, expected {self.gpio_value(expected.get('op'), expected['value'])}"
         elif expected.get("kind") == actual.get("kind") == "irq":
             if expected.get("line") == actual.get("line") and expected.get("level") != actual.get(
                 "level"

@@ -75,7 +75,8 @@ def roadtest(args: list[str], workdir: Path, module: Path | None = None) -> Run:
     # On the command line: `roadtest replay` takes run's options (as --option=VALUE).
     options = [f"--roadtest-module={module}"] if module is not None else []
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(ROADTEST_ROOT=str(REPO), PYTEST_ADDOPTS=" ".join(addopts))
+    # Wide enough that pytest's short summary shows each failure's headline whole.
+    env.update(ROADTEST_ROOT=str(REPO), PYTEST_ADDOPTS=" ".join(addopts), COLUMNS="400")
     start = time.monotonic()
     proc = subprocess.run(
         [str(ROADTEST), *args, *options],
@@ -178,12 +179,23 @@ def test_replay_catches_a_register_change_that_live_tests_miss(
         assert re.search(rf"^  ok         {re.escape(str(trace))}: ", summary, re.M), summary
     want = f"{len(unchanged)} of {len(traces)} traces replayed without divergence"
     assert want in summary, summary
-    # The test's failure report shows the register-level context: the VOUT1 write before it.
+    # Each failing test's headline (its short summary line, and its last E line) is the
+    # divergence, not the driver's EIO; the register-level context follows it: the VOUT1
+    # write before it.
+    for trace, (_, value) in changed.items():
+        test_id = read_trace(trace)[0].test
+        headline = rf"\S*ReplayDivergence: got: write VOUT2\(0x02\) = {value:#04x}; expected: "
+        assert re.search(rf"^FAILED {re.escape(test_id)} - {headline}", diverged.output, re.M), (
+            f"{test_id}: the short summary does not name the divergence:\n{diverged.output}"
+        )
     assert re.search(
-        r"the driver diverged at event \d+ .*got: write VOUT2\(0x02\) = (0x[0-9a-f]{2}); "
-        r"expected: .*\n  events before it:\n(    #\d+ .*\n)*    #\d+ write VOUT1\(0x01\) = \1\n",
+        r"^E   \S*ReplayDivergence: got: write VOUT2\(0x02\) = (0x[0-9a-f]{2}); expected: .*\n"
+        r" +replay of \S+: the driver diverged at event \d+ \(transfer \d+ of \d+\)\n"
+        r" +events before it:\n( +#\d+ .*\n)* +#\d+ write VOUT1\(0x01\) = \1\n",
         diverged.output,
+        re.M,
     ), diverged.output
+    assert "OSError" not in "".join(re.findall(r"^FAILED .*", diverged.output, re.M))
 
     # (c) The same out-of-tree build without the patch replays cleanly.
     clean = roadtest(replay, tmp_path / "replay-stock", module=stock)

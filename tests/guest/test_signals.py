@@ -161,6 +161,6 @@ def test_a_stopped_command_leaves_no_process_staging_or_changed_trace(
             assert status == code, shown
             assert stderr.strip().splitlines()[-1] == f"roadtest: {message}", shown
         if command == "replay":  # the summary of what was played, even when interrupted
-            assert "traces replayed without divergence" in stdout, shown
+            assert "replayed without divergence" in stdout, shown
     assert sorted(p.name for p in tmp_path.iterdir()) == ["golden", "stderr", "stdout", "work"]
     assert tree(golden) == before, shown

@@ -106,7 +106,7 @@ def replay(golden: Path) -> subprocess.CompletedProcess[str]:
 def test_the_imported_trace_replays_with_no_model(imported: Path) -> None:
     result = replay(imported)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 of 1 traces replayed without divergence" in result.stdout
+    assert "1 of 1 trace replayed without divergence" in result.stdout
     assert re.search(r"ok +\S+test_illuminance\.rtrace: \d+ transfers", result.stdout)
 
 
@@ -137,7 +137,7 @@ def test_a_dropped_transfer_diverges(imported: Path, tmp_path: Path) -> None:
         r"got: write CONFIGURATION\(0x01\) = 0xca10; expected: read CONFIGURATION\(0x01\)",
         result.stdout,
     ), result.stdout
-    assert "0 of 1 traces replayed without divergence" in result.stdout
+    assert "0 of 1 trace replayed without divergence" in result.stdout
 
 
 def test_a_changed_response_byte_diverges(imported: Path, tmp_path: Path) -> None:

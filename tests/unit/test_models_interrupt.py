@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.backend.gpio import IrqType
+from roadtest.trace.gpio import IrqType
 from roadtest.models.base import ModelError
 from roadtest.models.interrupt import (
     Drive,

@@ -131,7 +131,7 @@ def test_write_log_assertions() -> None:
         m.assert_reg_write_once(0x01, 0xDEAD)
     assert str(info.value) == (
         "expected register 0x01 to be written once with 0xdead; "
-        "register 0x01 was written 2 time(s): 0xdead, 0xcafe"
+        "register 0x01 was written 2 times: 0xdead, 0xcafe"
     )
     m.assert_last_reg_write(0x01, 0xCAFE)
     assert m.get_last_reg_write(0x01) == 0xCAFE
@@ -141,7 +141,7 @@ def test_write_log_assertions() -> None:
         m.get_last_reg_write(0x03)
     with pytest.raises(AssertionError) as info:
         m.assert_last_reg_write(0x02, 0x1234)
-    assert "to be 0x1234; register 0x02 was written 1 time(s): 0xbeef" in str(info.value)
+    assert "to be 0x1234; register 0x02 was written 1 time: 0xbeef" in str(info.value)
 
     m.reset_reg_writes()
     assert m.reg_writes(0x01) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.backend.gpio import GpioLine, IrqType, VirtioGpio
+from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.models import ModelError
 from roadtest.models.vcnl4010 import (
     COMMAND_ALS_DATA_RDY,
@@ -39,6 +39,7 @@ from roadtest.models.vcnl4010 import (
     VCNL4010,
     VCNL4020,
 )
+from roadtest.trace.gpio import IrqType
 
 
 def read_reg(m: VCNL4010, reg: int, length: int = 1) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.backend.gpio import GpioLine, IrqType, VirtioGpio
+from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.models import ModelError
 from roadtest.models.vcnl4040 import (
     ALS_CONF_INT_EN,
@@ -25,6 +25,7 @@ from roadtest.models.vcnl4040 import (
     VCNL4200,
     VCNL40x0Family,
 )
+from roadtest.trace.gpio import IrqType
 
 MODELS = [VCNL4040, VCNL4200]
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import virtio_spec as spec
 from helpers import serve
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
@@ -14,6 +15,7 @@ from roadtest.models.base import I2CModel, Input, ModelError, SimpleSMBusModel
 from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
 from roadtest.recorder.record_command import record
 from roadtest.recorder.recording import RecordingHooks
+from roadtest.replayer.failures import ReplayFailure
 from roadtest.replayer.player import ReplayError, ReplayHooks
 from roadtest.testing.hooks import DeviceHooks
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
@@ -79,6 +81,21 @@ def test_record_writes_one_trace_per_test_and_device(golden: Path) -> None:
     assert events[4]["level"] == 1
 
 
+def test_other_gpio_requests_are_reported_by_irq_type_name(tmp_path: Path, line: GpioLine) -> None:
+    recording = RecordingHooks(tmp_path, "k")
+    attach(recording, TPS6286x(), line)
+    line.observe("irq_type", spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW, spec.VIRTIO_GPIO_STATUS_OK)
+    recording.detached(DEV)
+    replaying = ReplayHooks(tmp_path)
+    attach(replaying, TPS6286x(), line)
+    line.observe("irq_type", spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_FALLING, spec.VIRTIO_GPIO_STATUS_OK)
+    (failure,) = map(str, replaying.detached(DEV))
+    assert failure.splitlines()[0] == (
+        "the driver's GPIO requests differ from the trace: at #0 expected "
+        "irq irq_type LEVEL_LOW, got irq irq_type EDGE_FALLING (1 expected, 1 made)"
+    )
+
+
 class Sensor(SimpleSMBusModel):
     level = Input[int]()  # what the chip senses: the test sets it
 
@@ -90,6 +107,10 @@ class Sensor(SimpleSMBusModel):
         super().reg_write(addr, val)
         self.level = val  # the model's own set, on the backend's thread
 
+    def power_on_reset(self) -> None:
+        """A model method a test calls: its sets are the model's, not the test's."""
+        self.level = 0
+
 
 def test_the_inputs_the_test_sets_are_markers(tmp_path: Path, line: GpioLine) -> None:
     hooks = RecordingHooks(tmp_path, "k")
@@ -97,6 +118,7 @@ def test_the_inputs_the_test_sets_are_markers(tmp_path: Path, line: GpioLine) ->
     bus = attach(hooks, model, line)
     model.level = 7
     transfer(bus, b"\x00\x05")
+    model.power_on_reset()  # called by the test, but the set is the model's own
     hooks.detached(DEV)
     model.level = 9  # no longer recorded
     assert type(model) is Sensor  # the model is observed, not changed
@@ -125,7 +147,7 @@ def test_an_interrupt_the_test_no_longer_raises_fails_the_replay(
 ) -> None:
     hooks = ReplayHooks(golden)
     driver(attach(hooks, TPS6286x(), line))
-    (failure,) = hooks.detached(DEV)
+    (failure,) = map(str, hooks.detached(DEV))
     assert "interrupt line levels differ" in failure
 
 
@@ -151,17 +173,35 @@ def test_a_changed_write_is_reported_at_register_level(golden: Path, line: GpioL
     player = attach(hooks, TPS6286x(), line)
     with pytest.raises(ModelError, match=r"write VOUT1\(0x01\) = 0x51, expected 0x50"):
         driver(player, vout=0x51)
-    (failure,) = hooks.detached(DEV)
-    assert "diverged at event 2 (transfer 2 of 3)" in failure
+    (failure,) = map(str, hooks.detached(DEV))
+    # The headline is the divergence itself; where it was, and what came before, follow.
+    assert failure.splitlines()[0] == "write VOUT1(0x01) = 0x51, expected 0x50"
+    assert "diverged at event 2 (transfer 2 of 3)" in failure.splitlines()[1]
     assert "read VOUT1(0x01) -> 0x64" in failure  # the events before it
     assert hooks.outcomes[0].consumed == 1
+
+
+def test_a_divergence_while_unbinding_says_so(golden: Path, line: GpioLine) -> None:
+    # A test that fails on its own unbinds early; what the driver's remove() does then is
+    # not what the trace has next. The plugin keeps the test's failure as the headline.
+    for unbind_first in (False, True):
+        hooks = ReplayHooks(golden)
+        player = attach(hooks, TPS6286x(), line)
+        hooks.marker(DEV, "bind", None)
+        transfer(player, bytes([REG_VOUT1]), 1)
+        if unbind_first:
+            hooks.marker(DEV, "unbind", None)
+        with pytest.raises(ReplayFailure) as info:
+            transfer(player, bytes([REG_CONTROL, 0x00]))  # not the recorded VOUT1 write
+        assert info.value.in_unbind is unbind_first
+        hooks.detached(DEV)
 
 
 def test_a_driver_that_stops_early_fails(golden: Path, line: GpioLine) -> None:
     hooks = ReplayHooks(golden)
     player = attach(hooks, TPS6286x(), line)
     transfer(player, bytes([REG_VOUT1]), 1)
-    (failure,) = hooks.detached(DEV)
+    (failure,) = map(str, hooks.detached(DEV))
     assert "stopped after transfer 1 of 3" in failure
     assert "write VOUT1(0x01) = 0x50" in failure
 

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 import pytest
+import virtio_spec as spec
 
 from roadtest.trace.decode import Decoder, differing_fields, register_names
 from roadtest.trace.format import Header
@@ -137,9 +138,12 @@ def test_gpio_irq_and_marker_lines() -> None:
 
     assert d.describe(gpio("unmask", 0)) == "gpio irq(5) unmask"
     assert d.describe(gpio("mask", 0)) == "gpio irq(5) mask"
-    assert d.describe(gpio("irq_type", 8)) == "gpio irq(5) irq_type level-low"
-    assert d.describe(gpio("set_direction", 2)) == "gpio irq(5) set_direction in"
-    assert d.describe(gpio("get_direction", 1)) == "gpio irq(5) get_direction -> out"
+    assert d.describe(gpio("set_direction", spec.VIRTIO_GPIO_DIRECTION_IN)) == (
+        "gpio irq(5) set_direction IN"
+    )
+    assert d.describe(gpio("get_direction", spec.VIRTIO_GPIO_DIRECTION_OUT)) == (
+        "gpio irq(5) get_direction -> OUT"
+    )
     assert d.describe(gpio("set_value", 1)) == "gpio irq(5) set_value 1"
     assert d.describe(gpio("get_value", 0)) == "gpio irq(5) get_value -> 0"
     assert d.describe(gpio("get_value", 0, status=1)) == "gpio irq(5) get_value -> ERR"
@@ -150,6 +154,57 @@ def test_gpio_irq_and_marker_lines() -> None:
     inject = {"kind": "marker", "what": "inject", "detail": {"attr": "als_result", "value": 4660}}
     assert d.describe(inject) == "marker inject attr=als_result value=4660"
     assert d.describe({"kind": "marker", "what": "note", "detail": "hi"}) == "marker note hi"
+
+
+SPEC_IRQ_TYPES = {
+    name.removeprefix("VIRTIO_GPIO_IRQ_TYPE_"): value
+    for name, value in vars(spec).items()
+    if name.startswith("VIRTIO_GPIO_IRQ_TYPE_")
+}
+
+
+@pytest.mark.parametrize("name", SPEC_IRQ_TYPES)
+def test_irq_types_are_shown_by_their_virtio_gpio_names(name: str) -> None:
+    event = {"kind": "gpio", "line": 5, "name": "irq", "op": "irq_type", "status": 0}
+    event["value"] = SPEC_IRQ_TYPES[name]
+    assert decoder().describe(event) == f"gpio irq(5) irq_type {name}"
+
+
+def inject(attr: str, value: object) -> dict[str, Any]:
+    return {"kind": "marker", "what": "inject", "detail": {"attr": attr, "value": value}}
+
+
+def test_a_register_value_the_test_set_is_shown_in_hex() -> None:
+    # OPT3001 datasheet: the Result register is 16 bits (E[15:12], R[11:0]).
+    opt3001 = Decoder(
+        Header(
+            kernel="k",
+            test="t",
+            address=0x44,
+            compatible="ti,opt3001",
+            regbytes=2,
+            model="roadtest.models.opt3001:OPT3001",
+        )
+    )
+    assert opt3001.describe(inject("result", 0x3456)) == "marker inject attr=result value=0x3456"
+    assert opt3001.describe(inject("result", 1)) == "marker inject attr=result value=0x0001"
+    # Not a register value: as it is.
+    vcnl4000 = Decoder(
+        Header(
+            kernel="k",
+            test="t",
+            address=0x13,
+            compatible="vishay,vcnl4000",
+            regbytes=1,
+            model="roadtest.models.vcnl4000:VCNL4000",
+        )
+    )
+    assert vcnl4000.describe(inject("measurements_complete", False)) == (
+        "marker inject attr=measurements_complete value=False"
+    )
+    assert vcnl4000.describe(inject("als_result", 0x1234)) == (
+        "marker inject attr=als_result value=0x1234"
+    )
 
 
 def test_malformed_events_are_still_described() -> None:

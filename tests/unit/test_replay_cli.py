@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
-from test_record_replay import DEV, TEST, attach, driver
+from test_record_replay import DEV, TEST, attach, driver, transfer
 
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.errors import RoadtestError
 from roadtest.models.base import ModelError
-from roadtest.models.tps6286x import TPS6286x
+from roadtest.models.tps6286x import REG_VOUT1, TPS6286x
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
+from roadtest.replayer.results import add_failed_test
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
@@ -93,7 +94,7 @@ def test_a_damaged_trace(tmp_path: Path, damage: Callable[[bytes], bytes]) -> No
     assert "Traceback" not in result.stdout
     (line,) = [line for line in result.stdout.splitlines() if str(path) in line]
     assert line.startswith(f"  DAMAGED    {path}: byte ")
-    assert result.stdout.splitlines()[-1] == "0 of 1 traces replayed without divergence"
+    assert result.stdout.splitlines()[-1] == "0 of 1 trace replayed without divergence"
 
 
 @pytest.fixture
@@ -130,9 +131,13 @@ def record_golden(golden: Path, *tests: str) -> Path:
 class FakePytest:
     """`run_pytest` for `replay`: what the plugin does with --roadtest-replay, minus the guest."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, failing: dict[str, str] | None = None, stop_early: bool = False
+    ) -> None:
         self.root = root
         self.runs: list[list[str]] = []
+        self.failing = failing or {}  # test id -> how it fails
+        self.stop_early = stop_early  # a failing test fails before its driver's last transfers
 
     def __call__(self, args: list[str]) -> int:
         self.runs.append(args)
@@ -151,10 +156,18 @@ class FakePytest:
             try:
                 player = attach(hooks, TPS6286x(), VirtioGpio(ngpio=2).line(1), test_id)
                 hooks.marker(DEV, "bind", None)
-                driver(player)
+                if test_id in self.failing and self.stop_early:
+                    transfer(player, bytes([REG_VOUT1]), 1)  # the test fails before the rest
+                else:
+                    driver(player)
             except (ModelError, AssertionError):
                 failed += 1
             failed += bool(hooks.detached(DEV))
+            if test_id in self.failing:  # as the plugin reports a failed test
+                add_failed_test(
+                    Path(options["--roadtest-replay-results"]), test_id, self.failing[test_id]
+                )
+                failed += 1
         return 1 if failed else 0
 
 
@@ -186,6 +199,35 @@ def test_one_damaged_trace_fails_alone_and_the_rest_are_played(
     ok, bad = lines["tps62864/test_a-p.rtrace"], lines["tps62864/test_b.rtrace"]
     assert ok.startswith("ok|")
     assert bad.startswith("DAMAGED|the trace is damaged: byte ") and "checksum" in bad.lower(), bad
+
+
+def test_a_test_that_fails_is_not_summarised_as_replayed_without_divergence(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST, TEST_B)
+    # test_b's I/O matches its trace, but the test fails for a reason of its own.
+    fake = FakePytest(root, failing={TEST_B: "AssertionError: assert 88.8 == 88.0"})
+    assert replay_command(golden, [], root, fake) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "1 of 2 traces replayed without divergence"
+    lines = {_key(line).split()[-1]: _key(line) for line in out.splitlines()[1:-1]}
+    assert lines["tps62864/test_a-p.rtrace"].startswith("ok|")
+    assert lines["tps62864/test_b.rtrace"].startswith(
+        "FAILED|its I/O matched the trace, but its test failed: AssertionError: assert 88.8 == 88.0"
+    )
+
+
+def test_a_test_that_fails_on_its_own_says_so_next_to_the_divergence_it_caused(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST)
+    fake = FakePytest(root, failing={TEST: "AssertionError: assert 88.8 == 88.0"}, stop_early=True)
+    assert replay_command(golden, [], root, fake) == 1
+    line = summary(capsys)["tps62864/test_a-p.rtrace"]
+    assert line.startswith("DIVERGED|the driver stopped after transfer 1 of 3")
+    assert line.endswith(
+        "(its test failed: AssertionError: assert 88.8 == 88.0) tps62864/test_a-p.rtrace"
+    )
 
 
 def test_a_shadowed_copy_says_which_trace_was_played(

@@ -359,7 +359,7 @@ def damaged(index: int, old: str, new: str) -> list[str]:
         (damaged(1, "a=044", "a=zz"), "line 2: malformed i2c_write"),
         (damaged(2, "l=2", "l=2 [00-00]"), "line 3: malformed i2c_read"),
         (damaged(4, "ret=2", "ret=two"), "line 5: malformed i2c_result"),
-        (damaged(3, "[54-49]", "[54]"), "line 4: i2c_reply of l=2 shows 1 bytes"),
+        (damaged(3, "[54-49]", "[54]"), "line 4: i2c_reply of l=2 shows 1 byte"),
         (damaged(1, "   965.170000: i2c_write", " i2c_write"), "line 2: malformed i2c event"),
         (damaged(4, "n=2", "n=3"), "line 5: i2c_result n=3, but the transfer at line 2 has 2"),
         (damaged(4, "ret=2", "ret=5"), "line 5: i2c_result ret=5 is more than its n=2"),
@@ -484,7 +484,7 @@ def test_a_changed_write_diverges(golden: Path) -> None:
         play(bus, event)
     with pytest.raises(ModelError, match="diverged at event 3"):
         play(bus, events[3], change=b"\x01\xc8\x11")
-    (failure,) = hooks.detached(device())
+    (failure,) = map(str, hooks.detached(device()))
     assert "transfer 4 of 12" in failure
 
 
