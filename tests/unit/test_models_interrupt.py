@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.trace.gpio import IrqType
 from roadtest.models.base import ModelError
 from roadtest.models.interrupt import (
     Drive,
@@ -21,6 +20,7 @@ from roadtest.models.interrupt import (
     Trigger,
     Wire,
 )
+from roadtest.trace.gpio import IrqType
 
 LOW = Polarity.ACTIVE_LOW
 HIGH = Polarity.ACTIVE_HIGH
