@@ -1,5 +1,5 @@
 """What several unit-test modules share: running the CLI in-process, fake .ko files,
-hand-made traces, transfers on a bus without a guest."""
+hand-made traces, transfers on a bus without a guest, GPIO lines for models."""
 
 from __future__ import annotations
 
@@ -102,3 +102,21 @@ def serve(
     thread.start()
     thread.join()
     return [(m.status, m.data) for m in transfer.messages], transfer.faults or []
+
+
+class RecordingLine:
+    """A GPIO line (models' `Line`) that remembers every level driven onto it."""
+
+    def __init__(self) -> None:
+        self.levels: list[bool] = []
+
+    @property
+    def input(self) -> bool:
+        return self.levels[-1]
+
+    @property
+    def output(self) -> bool:
+        return False
+
+    def set(self, level: bool) -> None:
+        self.levels.append(level)

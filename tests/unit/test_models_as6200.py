@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from helpers import RecordingLine
 
 from roadtest.models.as6200 import AS6200
 from roadtest.models.base import ModelError
-
-
-class Line:
-    def __init__(self) -> None:
-        self.levels: list[bool] = []
-
-    @property
-    def input(self) -> bool:
-        return self.levels[-1]
-
-    @property
-    def output(self) -> bool:
-        return False
-
-    def set(self, level: bool) -> None:
-        self.levels.append(level)
 
 
 def read(model: AS6200, pointer: int) -> int:
@@ -81,7 +66,7 @@ def test_al_follows_the_polarity() -> None:
 
 def test_the_open_drain_alert_pin_follows_pol() -> None:
     model = AS6200()
-    line = Line()
+    line = RecordingLine()
     model.irq = line
     assert line.levels == [True]  # active low, quiet: released, pulled up
     write(model, 0x01, 0x40A0 | 1 << 10)  # POL = 1: quiet is now low

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import RecordingLine
 
 from roadtest.models.base import ModelError
 from roadtest.models.interrupt import (
@@ -26,24 +27,6 @@ LOW = Polarity.ACTIVE_LOW
 HIGH = Polarity.ACTIVE_HIGH
 PP = Drive.PUSH_PULL
 OD = Drive.OPEN_DRAIN
-
-
-class RecordingLine:
-    """A GPIO line that remembers every level driven onto it."""
-
-    def __init__(self) -> None:
-        self.levels: list[bool] = []
-
-    @property
-    def input(self) -> bool:
-        return self.levels[-1]
-
-    @property
-    def output(self) -> bool:
-        return False
-
-    def set(self, level: bool) -> None:
-        self.levels.append(level)
 
 
 @pytest.mark.parametrize(
