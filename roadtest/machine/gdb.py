@@ -44,8 +44,11 @@ def command(vmlinux: Path, pid: int, module_dirs: Sequence[Path]) -> list[str]:
         # is switched off: run lx-symbols again after a module is loaded.
         'python [setattr(b, "enabled", False) for b in gdb.breakpoints() '
         'if type(b).__name__ == "LoadModuleBreakpoint"]',
+        "set pagination on",  # gdb's default, off for the output above
     ]
-    args = ["gdb", "-q", "-iex", f"add-auto-load-safe-path {build / SCRIPTS}"]
+    # The commands' output is longer than a terminal: no "--Type <RET> for more" in it.
+    args = ["gdb", "-q", "-iex", "set pagination off"]
+    args += ["-iex", f"add-auto-load-safe-path {build / SCRIPTS}"]
     for line in filter(None, commands):
         args += ["-ex", line]
     return [*args, str(vmlinux)]
