@@ -9,6 +9,7 @@ packages=(
     linux-source-6.12                                        # the kernel the drivers come from
     python3 python3-venv                                     # the venv (with /usr/bin/python3)
     trace-cmd                                                # i2c tracing in the guest, imported as traces
+    gdb                                                      # roadtest run --roadtest-gdb
 )
 
 missing=()

@@ -12,7 +12,8 @@ UM = Target(
     cross_compile="",
     defconfig="defconfig",
     base_config=Path("kernel-patches") / "base.config",
-    build_targets=("vmlinux", "modules"),
+    # scripts_gdb: vmlinux-gdb.py for --roadtest-gdb (only `make all` builds it otherwise).
+    build_targets=("vmlinux", "modules", "scripts_gdb"),
     image=Path("vmlinux"),
     # UML's uname reports its host's machine, and it uses the host's syscall table.
     guest_machine="x86_64",

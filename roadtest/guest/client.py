@@ -16,13 +16,15 @@ class AgentTimeout(ProtocolError):
 class AgentClient:
     """Synchronous calls into the guest agent; an errno from the guest raises OSError."""
 
-    def __init__(self, channel: Channel, timeout: float = 30.0) -> None:
+    def __init__(self, channel: Channel, timeout: float | None = 30.0) -> None:
         self.channel = channel
+        # A call's limit in host seconds; None: no call ever times out, whatever limit it
+        # asks for (a debugger may hold the guest for as long as its user likes).
         self.timeout = timeout
         # After a timeout or a broken stream, replies can no longer be matched to requests.
         self.broken = False
 
-    def _recv(self, timeout: float) -> dict[str, Any]:
+    def _recv(self, timeout: float | None) -> dict[str, Any]:
         if not self.channel.has_buffered():
             ready, _, _ = select.select([self.channel.rfd], [], [], timeout)
             if not ready:
@@ -34,7 +36,8 @@ class AgentClient:
             raise ProtocolError("the agent channel is broken (an earlier call timed out or failed)")
         try:
             self.channel.send({"op": op, **args})
-            reply = self._recv(self.timeout if timeout is None else timeout)
+            limit = timeout if timeout is not None and self.timeout is not None else self.timeout
+            reply = self._recv(limit)
         except BaseException:  # a timeout, a signal's exception: the reply is still due
             self.broken = True
             raise
@@ -100,7 +103,7 @@ class AgentClient:
             "poll",
             fds=[[fd, ev] for fd, ev in fds],
             timeout_ms=timeout_ms,
-            timeout=self.timeout + max(timeout_ms, 0) / 1000,
+            timeout=None if self.timeout is None else self.timeout + max(timeout_ms, 0) / 1000,
         )
         return [(fd, rev) for fd, rev in ready]
 

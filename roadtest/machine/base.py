@@ -6,7 +6,8 @@ kernel, says how the guest's devicetree shows the backend's virtio devices,
 and boots guests. A `Machine` is one guest: started, it gives the agent's
 channel (`agent`), the console and kernel logs (`console`, `console_log`,
 `kernel_log`), and tells whether it still runs (`alive`) and how it ended
-(`exit_status`); `stop` powers it off, `kill` ends it now.
+(`exit_status`); `stop` powers it off, `kill` ends it now. A machine whose
+type has `gdb` also says how gdb attaches to its kernel (`gdb_command`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class BootConfig:
     # (Machine.terminal_tty), for an interactive shell; the tests' guests have none.
     terminal: int | None = None
     boot_timeout: float = 30.0
-    call_timeout: float = 30.0
+    call_timeout: float | None = 30.0  # None: no call into the guest times out (under gdb)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,15 @@ class Machine(ABC):
         if self.console is not None:
             self.console.wait_for(marker, since, timeout)
 
+    def gdb_command(self, module_dirs: Sequence[Path]) -> str:
+        """A shell command that attaches gdb to this guest's kernel, with the kernel's lx-
+        commands, and lx-symbols finding modules in `module_dirs` (first match wins)."""
+        raise GuestError(f"gdb cannot attach to a {self.name} guest")
+
+    def debugger_attached(self) -> bool:
+        """Whether a debugger is attached to the guest's kernel now."""
+        return False
+
     @abstractmethod
     def stop(self, timeout: float = 10.0) -> None:
         """Power the guest off; kill it if it does not go within `timeout`."""
@@ -130,6 +140,7 @@ class MachineType(ABC):
 
     name: str  # --roadtest-machine's value
     target: Target  # the architecture its kernel is built for
+    gdb = False  # whether gdb can attach to its guests' kernels (Machine.gdb_command)
 
     def build(self, repo_root: Path, variant: Variant | None = None) -> Kernel:
         """The machine's kernel (or `variant` of it), built if needed."""

@@ -27,7 +27,7 @@ import roadtest.guest
 from roadtest.arch.um import UM
 from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import Channel, ProtocolError
-from roadtest.machine import sandbox
+from roadtest.machine import gdb, sandbox
 from roadtest.machine.base import (
     BootConfig,
     GuestError,
@@ -125,6 +125,20 @@ class UMLGuest(Machine):
         if cfg.cpu is not None:
             launcher += ["--cpu", str(cfg.cpu)]
         return [*launcher, "--", *args]
+
+    def gdb_command(self, module_dirs: Sequence[Path]) -> str:
+        if self.proc is None:
+            raise GuestError("the guest is not running")
+        if not (self.config.image.parent / gdb.SCRIPTS).exists():
+            raise GuestError(
+                f"the kernel has no gdb scripts ({self.config.image.parent / gdb.SCRIPTS}): "
+                "build it with CONFIG_GDB_SCRIPTS=y and debug info"
+            )
+        # The sandbox execs UML in place: the process roadtest started is UML's kernel.
+        return gdb.shell_line(gdb.command(self.config.image, self.proc.pid, module_dirs))
+
+    def debugger_attached(self) -> bool:
+        return self.proc is not None and gdb.tracer(self.proc.pid) != 0
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -236,6 +250,7 @@ class UMLGuest(Machine):
 class UMLMachine(MachineType):
     name = "um"
     target = UM
+    gdb = True
 
     def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:
         # virtio_uml: one "virtio,uml" platform node per device, holding its socket.

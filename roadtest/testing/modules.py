@@ -64,6 +64,7 @@ def module_info(path: Path) -> ModuleInfo:
 class ModuleIndex:
     def __init__(self, modules_dir: Path) -> None:
         self.modules_dir = modules_dir
+        self.overrides: list[Path] = []  # modules loaded in place of the kernel's
         self.by_name: dict[str, ModuleInfo] = {}
         for path in sorted(modules_dir.rglob("*.ko")):
             mod = module_info(path)
@@ -81,7 +82,14 @@ class ModuleIndex:
         if "vermagic" not in mod.fields:
             raise ModuleError(f"{path}: not a kernel module (no .modinfo vermagic)")
         self.by_name[mod.name] = mod
+        self.overrides.append(path)
         return mod
+
+    def directories(self) -> list[Path]:
+        """Where the modules it loads are: the overrides' directories first, then the
+        kernel's (for a debugger's lx-symbols, which takes the first file of a name)."""
+        overrides = [path.parent.absolute() for path in self.overrides]
+        return list(dict.fromkeys([*overrides, self.modules_dir]))
 
     def for_modalias(self, modalias: str) -> list[ModuleInfo]:
         return [

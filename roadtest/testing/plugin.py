@@ -23,7 +23,7 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.replayer.failures import DamagedTrace, ReplayFailure
-from roadtest.testing import coverage, timeouts, tracecmd_capture, verdicts
+from roadtest.testing import coverage, gdb, timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
 
@@ -224,6 +224,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(one suite per test file; `kunit.py parse FILE` reads it)",
     )
     group.addoption(
+        gdb.OPTION,
+        action="store_true",
+        help="wait, once each guest booted, until gdb is attached to its kernel (roadtest "
+        "prints the command); no time limits then",
+    )
+    group.addoption(
         "--roadtest-replay-results",
         default=None,
         metavar="DIR",
@@ -235,7 +241,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The default time limit, set before pytest-timeout reads its settings (configure)."""
     if config.pluginmanager.hasplugin("timeout"):
-        timeouts.set_default_limit(config)
+        timeouts.set_default_limit(config, limits=not gdb.enabled(config))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -243,7 +249,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_BOOT_ARGS] = _boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
         config.pluginmanager.register(
-            timeouts.GuestTimeouts(lambda item: item.stash.get(_KEY_LOG, None)),
+            timeouts.GuestTimeouts(
+                lambda item: item.stash.get(_KEY_LOG, None), limits=not gdb.enabled(config)
+            ),
             "roadtest-timeouts",
         )
     ktap = config.getoption("--roadtest-ktap")
@@ -340,6 +348,7 @@ def _check_options(config: pytest.Config) -> None:
         registry.get(config.getoption("--roadtest-machine"))
     except RoadtestError as err:
         raise pytest.UsageError(f"roadtest: --roadtest-machine: {err}") from None
+    gdb.check(config)
     workdir = config.getoption("--roadtest-workdir")
     if workdir is None:
         return
@@ -457,6 +466,7 @@ def open_session(
         module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
         boot_args=config.stash[_BOOT_ARGS],
         terminal=terminal,
+        debugger=gdb.waiter(config) if gdb.enabled(config) else None,
     )
     if coverage_dir:
         snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)

@@ -156,10 +156,15 @@ class RoadtestSession:
         machine: MachineType | None = None,
         boot_args: list[str] | None = None,
         terminal: int | None = None,
+        debugger: Callable[[Machine, list[Path]], None] | None = None,
     ) -> None:
         """`devices` and each of `groups` (the devices of one test module) are sets of devices
         tests use together: each goes into one devicetree whole. `terminal`: a host pty every
-        guest gets as a terminal of its own (BootConfig.terminal), for `roadtest shell`."""
+        guest gets as a terminal of its own (BootConfig.terminal), for `roadtest shell`.
+
+        `debugger` (--roadtest-gdb) gets each guest once it booted, before anything runs in
+        it, with the directories of the modules it may load; while it is set, no call into
+        the guest times out (a debugger may hold the guest as long as its user likes)."""
         self.kernel = kernel
         self.workdir = workdir
         self.machine_type = machine if machine is not None else registry.get(registry.DEFAULT)
@@ -177,6 +182,7 @@ class RoadtestSession:
         self.time_travel = time_travel
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
         self.terminal = terminal
+        self.debugger = debugger
         self.guest: Machine | None = None
         self.boots = 0
         self.i2c_bus_number = -1
@@ -264,8 +270,13 @@ class RoadtestSession:
             extra_args=self.boot_args,
             terminal=self.terminal,
         )
+        if self.debugger is not None:
+            config.call_timeout = None
         self.guest = self.machine_type.machine(config)
         self.guest.start()
+        if self.debugger is not None:
+            self._load_drivers()
+            self.debugger(self.guest, self.modules.directories())
         adapters = [
             n for n in self.guest.agent.listdir("/sys/bus/i2c/devices") if n.startswith("i2c-")
         ]
@@ -275,6 +286,15 @@ class RoadtestSession:
             )
         self.i2c_bus_number = int(adapters[0].removeprefix("i2c-"))
         return self.guest
+
+    def _load_drivers(self) -> None:
+        """Load the driver of every device in the guest's devicetree (nothing is bound), so
+        that a debugger attached now gets every module's symbols at once."""
+        for device in self.layout.devices:
+            try:
+                self.load_driver(device.compatible, _bus(device))
+            except RoadtestError as err:
+                log.warning("not loaded for the debugger: %s", err)  # its test will say so
 
     def ensure_guest(self) -> Machine:
         if self.guest is None or not self.guest.alive:
@@ -400,7 +420,7 @@ class RoadtestSession:
             name = device.node_name
             bound = BoundPlatformDevice(
                 session=self,
-                bus="platform",
+                bus=_bus(device),
                 device=device,
                 gpios=dict(place.gpios),
                 lines=lines,
@@ -415,7 +435,7 @@ class RoadtestSession:
             name = f"{self.i2c_bus_number}-{place.addr:04x}"
             bound = BoundDevice(
                 session=self,
-                bus="i2c",
+                bus=_bus(device),
                 device=device,
                 model=model,
                 addr=place.addr,
@@ -493,6 +513,11 @@ class RoadtestSession:
         # Newest first: a consumer goes before the supplier it was bound against.
         for bound in reversed(list(self.active)):
             self.detach(bound)
+
+
+def _bus(device: Device) -> str:
+    """Where the device's driver binds: the bus sysfs names it under."""
+    return "platform" if isinstance(device, PlatformDevice) else "i2c"
 
 
 def traced(bound: BoundDevice[I2CModel]) -> TracedDevice:

@@ -85,12 +85,17 @@ class _Timer:
 class GuestTimeouts:
     """pytest-timeout's timer hooks, for tests that use the guest."""
 
-    def __init__(self, log_of: Callable[[pytest.Item], _TestLog | None]) -> None:
+    def __init__(
+        self, log_of: Callable[[pytest.Item], _TestLog | None], limits: bool = True
+    ) -> None:
         self.log_of = log_of
+        self.limits = limits  # False: no test has a limit, not even by its marker (under gdb)
         self.timers: dict[str, _Timer] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_timeout_set_timer(self, item: pytest.Item, settings: _Settings) -> bool | None:
+        if not self.limits:
+            return True  # handled: no timer
         if "guest" not in getattr(item, "fixturenames", ()):
             return None  # pytest-timeout's own method
         timer = _Timer(item, float(settings.timeout), lambda: self.log_of(item))
@@ -102,14 +107,18 @@ class GuestTimeouts:
     def pytest_timeout_cancel_timer(self, item: pytest.Item) -> bool | None:
         timer = self.timers.pop(item.nodeid, None)
         if timer is None:
-            return None
+            return True if not self.limits else None
         timer.cancel()
         return True
 
 
-def set_default_limit(config: pytest.Config) -> None:
+def set_default_limit(config: pytest.Config, limits: bool = True) -> None:
     """DEFAULT_LIMIT, unless the run set a limit (0 turns limits off) anywhere
-    pytest-timeout looks: its option, the ini file, the environment."""
+    pytest-timeout looks: its option, the ini file, the environment. `limits` False
+    (under gdb) turns them off, whatever the run set."""
+    if not limits:
+        config.option.timeout = 0.0
+        return
     if config.getoption("timeout", None) is not None or config.getini("timeout"):
         return
     if os.environ.get("PYTEST_TIMEOUT"):

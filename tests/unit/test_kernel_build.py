@@ -1,6 +1,6 @@
 """ensure_kernel end to end against a tiny fake kernel tarball and a fake `make`.
 
-The fake make understands the targets roadtest uses (defconfig, olddefconfig, vmlinux modules,
+The fake make understands the targets roadtest uses (defconfig, olddefconfig, vmlinux modules
 modules_install), writes what kbuild would, and logs every call, so the tests can tell whether
 a build ran at all. Environment knobs: FAKE_MAKE_DROP (options olddefconfig drops),
 FAKE_MAKE_FAIL (the build fails), FAKE_MAKE_SLEEP (the build takes that long).
@@ -197,7 +197,12 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
 
 def test_first_call_builds_everything(fake: Fake) -> None:
     kernel = fake.ensure()
-    assert fake.make_calls() == ["defconfig", "olddefconfig", "vmlinux modules", "modules_install"]
+    assert fake.make_calls() == [
+        "defconfig",
+        "olddefconfig",
+        "vmlinux modules scripts_gdb",
+        "modules_install",
+    ]
     assert kernel.release == "6.12.0-roadtest"
     assert kernel.image == kernel.build_dir / "vmlinux" and kernel.image.is_file()
     assert kernel.modules_dir.name == "6.12.0-roadtest"
