@@ -190,17 +190,20 @@ def ensure_kernel(
     return kernel
 
 
-def _seed_build_dir(layout: Layout, entry: Entry, src_key: str, runner: Runner) -> Entry | None:
-    """Start from the newest complete build of the same source: kbuild then rebuilds only what
-    the config change touches. Copied, not moved: other processes may be using that build."""
+def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runner) -> Entry | None:
+    """Start from the newest complete build of the same source, one built with the same
+    kbuild variables if there is one (every object depends on them: a coverage variant
+    seeded from a main build recompiles all modules): kbuild then rebuilds only what the
+    config change touches. Copied, not moved: other processes may be using that build."""
     candidates = [
         e
         for e in layout.entries()
-        if e.path != entry.path and e.stamp.is_file() and e.source_key() == src_key
+        if e.path != entry.path and e.stamp.is_file() and e.source_key() == inputs.source_key
     ]
     if not candidates:
         return None
-    previous = max(candidates, key=lambda e: e.stamp.stat().st_mtime)
+    same_vars = list(inputs.make_vars)
+    previous = max(candidates, key=lambda e: (e.make_vars() == same_vars, e.stamp.stat().st_mtime))
     tmp = entry.path / "build.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     result = runner.run(
@@ -230,7 +233,15 @@ def _build(
     entry.stamp.unlink(missing_ok=True)
     if not entry.info.is_file():
         cache.write_atomically(
-            entry.info, json.dumps({"key": inputs.key, "source_key": inputs.source_key}) + "\n"
+            entry.info,
+            json.dumps(
+                {
+                    "key": inputs.key,
+                    "source_key": inputs.source_key,
+                    "make_vars": list(inputs.make_vars),
+                }
+            )
+            + "\n",
         )
     entry.use_lock.touch()
     cache.hold_in_use(entry)
@@ -246,7 +257,7 @@ def _build(
         progress,
     )
     if not entry.build_dir.is_dir():
-        previous = _seed_build_dir(layout, entry, inputs.source_key, runner)
+        previous = _seed_build_dir(layout, entry, inputs, runner)
         if previous is not None:
             progress(f"kernel: starting from the build in {previous.path} (same source)")
         entry.build_dir.mkdir(exist_ok=True)

@@ -108,11 +108,19 @@ class Entry:
         return self.path / "use.lock"
 
     def source_key(self) -> str | None:
+        value = self._info("source_key")
+        return value if isinstance(value, str) else None
+
+    def make_vars(self) -> list[str]:
+        """The kbuild variables the build set (a variant's), [] for a main kernel."""
+        value = self._info("make_vars")
+        return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else []
+
+    def _info(self, name: str) -> object:
         try:
-            value = json.loads(self.info.read_text()).get("source_key")
+            return json.loads(self.info.read_text()).get(name)
         except (OSError, ValueError, AttributeError):
             return None
-        return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

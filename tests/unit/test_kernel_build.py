@@ -291,6 +291,23 @@ def test_changed_fragment_rebuilds_on_the_same_source(fake: Fake) -> None:
     assert fake.ensure() == first and fake.builds() == 2
 
 
+def test_a_variant_starts_from_a_build_made_with_its_own_kbuild_variables(fake: Fake) -> None:
+    # Every object depends on kbuild variables such as CFLAGS_MODULE: a variant started from
+    # the main build would recompile them all.
+    fragments = (fake.repo / "kernel-patches/base.config", fake.repo / "extra.config")
+    fake.write("extra.config", "CONFIG_EXTRA=y\n")
+    variant = Variant(fragments, ("CFLAGS_MODULE=-DVARIANT",))
+    first = ensure_kernel(fake.repo, variant=variant, cache_dir=fake.cache, progress=print)
+    time.sleep(0.01)  # the main build's stamp is newer
+    main = fake.ensure()  # newer, but built without the variable
+    fake.write("extra.config", "CONFIG_EXTRA=m\n")
+    fake.messages.clear()
+    ensure_kernel(fake.repo, variant=variant, cache_dir=fake.cache, progress=fake.messages.append)
+    started = [m for m in fake.messages if "starting from the build in" in m]
+    assert started and str(first.build_dir.parent) in started[0], fake.messages
+    assert str(main.build_dir.parent) not in started[0]
+
+
 def test_changed_patch_rebuilds_with_a_new_source_tree(fake: Fake) -> None:
     first = fake.ensure()
     fake.write("kernel-patches/0001-fake-change-b.patch", GOOD_PATCH.replace("b = 1", "b = 3"))
