@@ -2,7 +2,7 @@
 the tests loaded were reached.
 
 The guest runs a variant of the kernel built with the kernel's own gcov support
-(kernel-patches/coverage.config, Documentation/dev-tools/gcov.rst) in which every
+(CONFIG_GCOV_KERNEL, in base.config; Documentation/dev-tools/gcov.rst) in which every
 module object counts its arcs, and debugfs shows each object's counts as a .gcda
 file under /sys/kernel/debug/gcov/<build dir>/. Built-in code is not instrumented:
 UML is a host program, so libc would run the built-in objects' gcov constructors
@@ -29,7 +29,6 @@ from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel, Variant, config_fragments
 from roadtest.testing.modules import ModuleInfo
 
-FRAGMENT = Path("kernel-patches/coverage.config")
 # kbuild's own gcov flags, for module objects only (CFLAGS_GCOV is expanded by kbuild).
 MAKE_VARS = ("CFLAGS_MODULE=$(CFLAGS_GCOV)",)
 _DEBUGFS = "/sys/kernel/debug/gcov"
@@ -42,9 +41,9 @@ class _Files(Protocol):  # the guest agent, as far as copying out files goes
 
 
 def kernel_variant(root: Path, target: Target = UM) -> Variant:
-    """The coverage kernel: the target's and the tests' fragments and its own, and kbuild's
-    gcov flags for module objects."""
-    return Variant((*config_fragments(root, target), root / FRAGMENT), MAKE_VARS)
+    """The coverage kernel: the main kernel's config, with kbuild's gcov flags for module
+    objects (the main kernel has gcov support, idle)."""
+    return Variant(tuple(config_fragments(root, target)), MAKE_VARS)
 
 
 def objects_of(kernel: Kernel, module: ModuleInfo) -> list[Path]:
