@@ -78,6 +78,24 @@ class Input(Generic[T]):
             watcher(self.name, value)
 
 
+def saved_inputs(model: object) -> dict[str, Any]:
+    """The current values of `model`'s `Input`s, for `restore_inputs`."""
+    names = {
+        attr.name
+        for klass in type(model).__mro__
+        for attr in vars(klass).values()
+        if isinstance(attr, Input)
+    }
+    state = model.__dict__
+    return {name: state[name] for name in names if name in state}
+
+
+def restore_inputs(model: object, values: Mapping[str, Any]) -> None:
+    """Put `model`'s `Input`s back to `values` (from `saved_inputs`): the model's own
+    bookkeeping, not a test's set, so no watcher hears of it."""
+    model.__dict__.update(values)
+
+
 class I2CModel:
     """One I2C target device at one address.
 

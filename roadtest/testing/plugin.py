@@ -14,16 +14,17 @@ import types
 import warnings
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from roadtest.backend.server import MAX_SOCKET_PATH, socket_paths
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
+from roadtest.fuzz import profiles
 from roadtest.guest.protocol import ProtocolError
 from roadtest.replayer.failures import DamagedTrace, ReplayFailure
-from roadtest.testing import coverage, gdb, timeouts, tracecmd_capture, verdicts
+from roadtest.testing import coverage, examples, gdb, timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
 
@@ -40,6 +41,8 @@ _CALL_FAILED = pytest.StashKey[bool]()
 _BOOT_ARGS = pytest.StashKey[list[str]]()  # --roadtest-bootargs, split
 # The last test that ended with the guest alive, and the console position then.
 _LAST_TEST = pytest.StashKey[tuple[str, int]]()
+_RUNNER = pytest.StashKey["examples.ExampleRunner"]()  # a Hypothesis test's
+EXAMPLE_STATS = pytest.StashKey["examples.ExampleStats"]()  # the run's, for `roadtest fuzz`
 
 # Added to a replay divergence while the guest runs in basic time-travel mode.
 REPLAY_TIMING_NOTE = (
@@ -64,6 +67,16 @@ class BackendLog(logging.Handler):
 
 
 _backend_log = BackendLog()
+
+
+def _register_profiles() -> None:
+    # At import, before any plugin's pytest_configure may load one (--hypothesis-profile).
+    from roadtest.kernel import default_cache_dir
+
+    profiles.register(default_cache_dir())
+
+
+_register_profiles()
 
 
 class TestLog:
@@ -163,6 +176,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="host CPU for the guest and this test process (default: one per xdist worker)",
     )
     group.addoption(
+        "--roadtest-hang-limit",
+        type=float,
+        default=examples.DEFAULT_HANG_LIMIT,
+        metavar="SECONDS",
+        help="host seconds an agent request of a Hypothesis example may take before the "
+        "guest counts as hung, is killed, and the example fails (default: %(default)s)",
+    )
+    group.addoption(
         "--roadtest-no-time-travel",
         action="store_true",
         help="run the guest clock in real time (driver delays take their real time)",
@@ -246,6 +267,11 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
+    if not config.getoption("--hypothesis-profile", None):
+        from hypothesis import settings
+
+        settings.load_profile(profiles.QUICK)
+    config.stash[EXAMPLE_STATS] = examples.ExampleStats()
     config.stash[_BOOT_ARGS] = _boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
         config.pluginmanager.register(
@@ -524,7 +550,28 @@ def guest(
     session.log_start = (guest, test_log.console_mark)
     test_log.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
-    yield session
+    handle = _hypothesis_handle(request.node)
+    if handle is None:
+        yield session
+    else:
+        runner = examples.ExampleRunner(
+            session,
+            node_id,
+            lambda guest: TestLog(session, _console_mark(guest), len(_backend_log.records)),
+            request.config.stash[EXAMPLE_STATS],
+            None
+            if gdb.enabled(request.config)
+            else request.config.getoption("--roadtest-hang-limit"),
+        )
+        request.node.stash[_RUNNER] = runner
+        inner = handle.inner_test
+        handle.inner_test = runner.wrap(inner)
+        try:
+            yield session
+        finally:
+            handle.inner_test = inner
+        if session.guest is not None and session.guest is not test_log.guest:
+            test_log.follow(session.guest)  # examples replaced the guest: report the last
     session.on_replaced = None
     if test_log.guest is not None:
         guest = test_log.guest  # another, if the test asked for a device its tree lacked
@@ -579,6 +626,17 @@ def guest(
         pytest.fail("\n".join(failures), pytrace=False)
 
 
+def _hypothesis_handle(item: pytest.Item) -> Any:
+    """The handle whose `inner_test` runs one example, for a Hypothesis test; else None."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    return handle if hasattr(handle, "inner_test") else None
+
+
+def _console_mark(guest: Machine) -> int:
+    assert guest.console is not None
+    return guest.console.mark()
+
+
 def _guest_for(config: pytest.Config, session: RoadtestSession, start: str) -> Machine:
     """A live guest with `start` in its log. One that died after the last test ended (too
     late to fail that test) is replaced, with a warning naming that test."""
@@ -604,8 +662,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     driver's EIO, how the guest died rather than a closed channel."""
     __tracebackhide__ = True  # the report shows the test's frames and the cause, not ours
     test_log = item.stash.get(_KEY_LOG, None)
-    if test_log is None:
-        return (yield)
+    if test_log is None or _RUNNER in item.stash:
+        return (yield)  # not a guest test, or a Hypothesis one: each example said its cause
     try:
         result = yield
     except (KeyboardInterrupt, pytest.exit.Exception, pytest.skip.Exception):
@@ -619,6 +677,73 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if cause is not None:
         raise cause
     return result
+
+
+# Options a failing example's reproducer keeps: they change the kernel, modules or examples.
+_REPRODUCED_OPTIONS = (
+    "--roadtest-module",
+    "--roadtest-sanitizers",
+    "--roadtest-bootargs",
+    "--roadtest-hang-limit",
+    "--roadtest-no-time-travel",
+    "--hypothesis-profile",
+    "--hypothesis-seed",
+)
+
+
+def _reproducer(item: pytest.Item) -> str:
+    """The command that runs `item` again as this run did (quoted for a shell)."""
+    import shlex
+
+    args = list(item.config.invocation_params.args)
+    kept: list[str] = []
+    for i, arg in enumerate(args):
+        name = arg.partition("=")[0]
+        if name in _REPRODUCED_OPTIONS:
+            kept.append(arg)
+            if "=" not in arg and i + 1 < len(args) and not arg.endswith("time-travel"):
+                kept.append(args[i + 1])
+    return shlex.join(["roadtest", "run", item.nodeid, *kept])
+
+
+def _report_examples(
+    item: pytest.Item,
+    call: pytest.CallInfo[None],
+    report: pytest.TestReport,
+    runner: examples.ExampleRunner,
+) -> None:
+    """A failing Hypothesis test's report: how to run its minimal example again, and for a
+    failure that did not happen again (flaky), the kernel's lines of both runs."""
+    from hypothesis import settings
+    from hypothesis.errors import Flaky
+
+    lines = [_reproducer(item)]
+    current = settings()  # the loaded profile's values
+    if current.database is not None:
+        lines.append(
+            f"(the example database, {profiles.database_dir(default_cache())}, keeps the "
+            "minimal example: Hypothesis tries it first)"
+        )
+    elif current.derandomize:
+        lines.append("(this profile is derandomized: the same examples run again)")
+    report.sections.append(("roadtest reproduce", "\n".join(lines)))
+    if call.excinfo is not None and isinstance(call.excinfo.value, Flaky):
+        report.sections.append(
+            ("roadtest kernel log of the failing run", "\n".join(runner.failed_lines) or "(none)")
+        )
+        report.sections.append(
+            ("roadtest kernel log of the passing re-run", "\n".join(runner.last_lines) or "(none)")
+        )
+    if runner.console_logs:
+        report.sections.append(
+            ("roadtest replaced guests", "console logs: " + ", ".join(runner.console_logs))
+        )
+
+
+def default_cache() -> Path:
+    from roadtest.kernel import default_cache_dir
+
+    return default_cache_dir()
 
 
 def _headline(report: pytest.TestReport) -> str:
@@ -644,6 +769,9 @@ def pytest_runtest_makereport(
     test_log = item.stash.get(_KEY_LOG, None)
     if test_log is None or not report.failed:
         return report
+    runner = item.stash.get(_RUNNER, None)
+    if runner is not None and report.when == "call":
+        _report_examples(item, call, report, runner)
     if test_log.timed_out is not None:
         report.user_properties.append(("timeout", test_log.timed_out))  # KTAP's TIMEOUT
     test_log.flush_console()

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from roadtest.backend.server import Backend
 from roadtest.errors import RoadtestError
@@ -33,7 +33,7 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
 from roadtest.machine.base import BootConfig, Machine, MachineType, VirtioNode
-from roadtest.models.base import I2CModel
+from roadtest.models.base import I2CModel, restore_inputs, saved_inputs
 from roadtest.testing import devicetree
 from roadtest.testing.devices import Device, I2CDevice, Layout, PlacementError, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
@@ -187,6 +187,9 @@ class RoadtestSession:
         self.boots = 0
         self.i2c_bus_number = -1
         self.active: list[Bound] = []
+        # Devices bound across the examples of a Hypothesis test, with their models' first
+        # inputs (bound_for_examples); by declaration.
+        self._kept: dict[int, tuple[BoundDevice[Any], dict[str, Any]]] = {}
         self.hooks: DeviceHooks = hooks if hooks is not None else LiveHooks()
         self.test_id = ""  # the running test's node id, set by the plugin
         # The guest and console position when the test began (set by the plugin).
@@ -511,7 +514,36 @@ class RoadtestSession:
 
     def detach_all(self) -> None:
         # Newest first: a consumer goes before the supplier it was bound against.
+        self._kept.clear()
         for bound in reversed(list(self.active)):
+            self.detach(bound)
+
+    # Hypothesis tests: devices kept bound across examples
+
+    def bound_for_examples(self, device: I2CDevice[M]) -> BoundDevice[M]:
+        """`device`, bound at a test's first call and then kept bound for all its
+        examples (and until the test ends): each example gets it with its model's inputs
+        back at their first values, but with the registers the driver wrote (a device
+        that stays powered). For properties over what the driver reads at each access;
+        one over what it reads at probe binds the device in each example (`bound`).
+        A guest replaced after a crash binds it anew, with a new model."""
+        kept = self._kept.get(id(device))
+        if kept is None:
+            bound = self.attach(device)
+            bound.bind()
+            kept = self._kept[id(device)] = (bound, saved_inputs(bound.model))
+        return kept[0]
+
+    def reset_kept(self) -> None:
+        """Before an example: every kept device's model inputs back to their first values."""
+        for bound, inputs in self._kept.values():
+            restore_inputs(bound.model, inputs)
+
+    def forget_kept(self) -> None:
+        """The guest is being replaced: kept devices are bound again when next asked for."""
+        kept, self._kept = self._kept, {}
+        for bound, _ in kept.values():
+            bound.bound = False  # its guest is gone: nothing to unbind
             self.detach(bound)
 
 

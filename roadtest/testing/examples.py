@@ -1,0 +1,280 @@
+"""Hypothesis examples against one live guest: each example's kernel trouble is its failure.
+
+A `@given` guest test runs many examples in the guest its test got. Around each
+one (the plugin wraps Hypothesis's `inner_test`) this module:
+
+- starts it on a live, clean guest: after a crash, a hang or any kernel report the
+  guest is replaced before the next example, so no example inherits a tainted
+  kernel (a lockdep report even turns lockdep off for the rest of a boot);
+- gives every agent request a host-timed limit: a request not answered in time is a
+  hang, and the guest is killed;
+- ends it with a verdict: a panic, oops, BUG, WARN, UBSAN, KASAN or lockdep report
+  printed during the example, the guest's death or a hang fails the example with
+  the kernel's lines; otherwise a model's fault, else the test's own exception.
+
+Each kind of kernel failure is its own exception class raised from one place, so
+Hypothesis, which tells failures apart by type and origin, shrinks a panic as one
+failure however the test got there, and never trades it for a different one.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hypothesis.errors import HypothesisException, StopTest
+
+from roadtest.guest.client import AgentTimeout
+from roadtest.machine.console import PANIC, TROUBLE
+from roadtest.testing import verdicts
+
+if TYPE_CHECKING:
+    from roadtest.machine.base import Machine
+    from roadtest.testing.session import RoadtestSession
+
+# Host seconds an agent request of an example may take before the guest counts as hung
+# (a driver waits on hardware in guest time, which time-travel skips: seconds of host
+# time are a hang, not a slow device). `agent.run` and `guest.sleep` pass their own.
+DEFAULT_HANG_LIMIT = 10.0
+EXCERPT_LINES = 40
+
+
+class KernelFailure(Exception):
+    """An example made the guest kernel report trouble, crash or hang."""
+
+
+class KernelPanic(KernelFailure):
+    """The guest kernel panicked during the example."""
+
+
+class KernelOops(KernelFailure):
+    """An oops (a fault in kernel code) during the example."""
+
+
+class KernelBug(KernelFailure):
+    """A BUG: report during the example."""
+
+
+class KernelWarning(KernelFailure):
+    """A WARN() fired during the example."""
+
+
+class LockdepReport(KernelFailure):
+    """Lockdep found a locking problem during the example."""
+
+
+class UBSANReport(KernelFailure):
+    """UBSAN found undefined behaviour during the example."""
+
+
+class KASANReport(KernelFailure):
+    """KASAN found a bad memory access during the example."""
+
+
+class GuestHang(KernelFailure):
+    """An agent request of the example was not answered in time: the guest was killed."""
+
+
+class GuestDied(KernelFailure):
+    """The guest died during the example without a panic message."""
+
+
+# First match wins: lockdep's reports start with "WARNING:" too, KASAN's with "BUG:".
+_KINDS: tuple[tuple[str, type[KernelFailure]], ...] = (
+    ("Kernel panic", KernelPanic),
+    ("KASAN:", KASANReport),
+    ("UBSAN:", UBSANReport),
+    ("locking", LockdepReport),
+    ("lock held", LockdepReport),
+    ("Oops", KernelOops),
+    ("general protection", KernelOops),
+    ("BUG:", KernelBug),
+    ("WARNING:", KernelWarning),
+)
+
+
+def kind_of(trouble: Sequence[str]) -> type[KernelFailure]:
+    """The failure class of a kernel report, from its lines that match console.TROUBLE."""
+    for line in trouble:
+        for text, kind in _KINDS:
+            if text in line:
+                return kind
+    return KernelFailure
+
+
+def excerpt(lines: Sequence[str], limit: int = EXCERPT_LINES) -> str:
+    """The part of an example's kernel lines worth reading: from a few lines before the
+    first report on (the start of a report names what happened), else the last ones."""
+    first = next((i for i, line in enumerate(lines) if TROUBLE.search(line)), None)
+    if first is None:
+        shown = lines[-limit:]
+    else:
+        shown = lines[max(0, first - 3) :][:limit]
+    more = len(lines) - len(shown)
+    body = "\n".join(f"  {line}" for line in shown) or "  (no kernel lines)"
+    return body + (f"\n  ({more} more lines in the console log)" if more > 0 else "")
+
+
+class ExampleLog(Protocol):
+    """What the runner needs of the plugin's per-test log, made fresh for each example."""
+
+    console_mark: int
+
+    def cause(self, exc: BaseException | None) -> BaseException | None: ...
+
+
+@dataclass
+class ExampleStats:
+    """What a run's examples did, for `roadtest fuzz`'s progress line and summary."""
+
+    examples: int = 0
+    failed: int = 0
+    restarts: int = 0
+    seconds: float = 0.0
+    listeners: list[Callable[[str, ExampleStats], None]] = field(default_factory=list)
+    per_test: dict[str, ExampleStats] = field(default_factory=dict)
+
+    def count(self, test_id: str, failed: bool, restarted: bool, seconds: float) -> None:
+        for stats in (self, self.per_test.setdefault(test_id, ExampleStats())):
+            stats.examples += 1
+            stats.failed += failed
+            stats.restarts += restarted
+            stats.seconds += seconds
+        for listener in self.listeners:
+            listener(test_id, self)
+
+
+class ExampleRunner:
+    """Runs the examples of one test in `session`'s guest (see the module's docstring)."""
+
+    def __init__(
+        self,
+        session: RoadtestSession,
+        test_id: str,
+        new_log: Callable[[Machine], ExampleLog],
+        stats: ExampleStats,
+        hang_limit: float | None = DEFAULT_HANG_LIMIT,
+    ) -> None:
+        self.session = session
+        self.test_id = test_id
+        self.new_log = new_log
+        self.stats = stats
+        self.hang_limit = hang_limit
+        self.restart_due = False
+        self.last_lines: list[str] = []  # the last example's kernel lines (a flaky report)
+        self.failed_lines: list[str] = []  # the first failing example's
+        self.console_logs: list[str] = []  # every guest the examples went through
+
+    def wrap(self, inner: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(inner)
+        def run_example(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            return self.run(inner, args, kwargs)
+
+        return run_example
+
+    def run(self, inner: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        start = time.monotonic()
+        restarted = self._ready()
+        guest = self.session.ensure_guest()
+        assert guest.console is not None
+        log = self.new_log(guest)
+        agent = guest.agent
+        saved_timeout = agent.timeout
+        if saved_timeout is not None:  # None: a debugger holds the guest
+            agent.timeout = self.hang_limit
+        failure: BaseException | None = None
+        result = None
+        try:
+            result = inner(*args, **kwargs)
+        except (HypothesisException, StopTest, KeyboardInterrupt):
+            raise  # Hypothesis's control flow (assume(), an overrun), the user's Ctrl-C
+        except BaseException as exc:  # noqa: BLE001 - every exception is the example's verdict
+            failure = exc
+        finally:
+            agent.timeout = saved_timeout
+        verdict = self._verdict(guest, log, failure)
+        self.stats.count(
+            self.test_id,
+            verdict is not None or failure is not None,
+            restarted,
+            time.monotonic() - start,
+        )
+        if verdict is not None:
+            # Raised outside any `except`: no implicit context, so that Hypothesis sees the
+            # same failure wherever in the test the kernel broke; the cause still shows.
+            verdict.__cause__ = failure
+            raise verdict
+        if failure is not None:
+            raise failure
+        return result
+
+    def _ready(self) -> bool:
+        """A live guest that nothing broke, with the test's kept devices reset; True if a
+        new guest had to be started for it."""
+        session = self.session
+        guest = session.guest
+        restart = self.restart_due or guest is None or not guest.alive
+        if restart:
+            self.restart_due = False
+            if guest is not None and guest.console is not None:
+                self.console_logs.append(str(guest.console_log))
+            session.forget_kept()
+            session.boot()
+        session.reset_kept()
+        return restart
+
+    def _verdict(
+        self, guest: Machine, log: ExampleLog, failure: BaseException | None
+    ) -> BaseException | None:
+        """What fails the example in place of (or as well as) `failure`; None: nothing more."""
+        mark = log.console_mark
+        console = guest.console
+        assert console is not None
+        if isinstance(failure, AgentTimeout):
+            guest.kill()
+            self.restart_due = True
+            lines = console.kernel_lines_since(mark)
+            self._keep(lines, failed=True)
+            return GuestHang(
+                f"an agent request was not answered within {self.hang_limit:g} s: the guest "
+                f"was killed ({failure})\nkernel lines of the example:\n{excerpt(lines)}"
+                f"\nconsole log: {guest.console_log}"
+            )
+        if guest.alive:
+            try:
+                guest.flush_console(f"roadtest: example {mark}", mark, timeout=2.0)
+            except OSError:
+                pass  # it died just now: said below
+        lines = console.kernel_lines_since(mark)
+        trouble = [line for line in lines if TROUBLE.search(line)]
+        if not guest.alive:
+            self.restart_due = True
+            self._keep(lines, failed=True)
+            death = verdicts.guest_death(guest, mark, failure) or "the guest died"
+            kind = KernelPanic if any(PANIC.search(line) for line in lines) else kind_of(trouble)
+            if kind is KernelFailure:
+                kind = GuestDied
+            return kind(
+                f"{death.partition(chr(10))[0]}\nkernel lines of the example:\n{excerpt(lines)}"
+                f"\nconsole log: {guest.console_log}"
+            )
+        if trouble:
+            self.restart_due = True
+            self._keep(lines, failed=True)
+            kind = kind_of(trouble)
+            return kind(
+                f"the guest kernel reported trouble: {trouble[0].strip()}\n"
+                f"kernel lines of the example:\n{excerpt(lines)}"
+            )
+        self._keep(lines, failed=failure is not None)
+        return log.cause(failure)
+
+    def _keep(self, lines: list[str], failed: bool) -> None:
+        self.last_lines = lines
+        if failed and not self.failed_lines:
+            self.failed_lines = lines
