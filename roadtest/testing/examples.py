@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 # time are a hang, not a slow device). `agent.run` and `guest.sleep` pass their own.
 DEFAULT_HANG_LIMIT = 10.0
 EXCERPT_LINES = 40
+MARKER = "roadtest: example "  # what the runner prints at each example's end
 
 
 class KernelFailure(Exception):
@@ -247,7 +248,7 @@ class ExampleRunner:
             )
         if guest.alive:
             try:
-                guest.flush_console(f"roadtest: example {mark}", mark, timeout=2.0)
+                guest.flush_console(f"{MARKER}{mark}", mark, timeout=2.0)
             except OSError:
                 pass  # it died just now: said below
         lines = console.kernel_lines_since(mark)

@@ -161,7 +161,8 @@ class TestLog:
     def kernel_lines(self) -> list[str]:
         if self.guest is None or self.guest.console is None:
             return []
-        return self.guest.console.lines_since(self.console_mark)
+        lines = self.guest.console.lines_since(self.console_mark)
+        return [line for line in lines if examples.MARKER not in line]
 
     def backend_lines(self) -> list[str]:
         return _backend_log.records[self.backend_mark :]
@@ -182,6 +183,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="host seconds an agent request of a Hypothesis example may take before the "
         "guest counts as hung, is killed, and the example fails (default: %(default)s)",
+    )
+    group.addoption(
+        "--roadtest-hostile",
+        action="store_true",
+        help="hostile-device mode: in place of a test file's tests, one Hypothesis test per "
+        "I2C device it declares, behind a device that lies (`roadtest fuzz --hostile`)",
     )
     group.addoption(
         "--roadtest-no-time-travel",
@@ -267,11 +274,16 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
-    if not config.getoption("--hypothesis-profile", None):
-        from hypothesis import settings
+    from hypothesis import settings
 
+    if settings.get_current_profile_name() == "default":  # nobody chose one: not the CLI, not -p
         settings.load_profile(profiles.QUICK)
     config.stash[EXAMPLE_STATS] = examples.ExampleStats()
+    if config.getoption("--roadtest-hostile"):
+        from roadtest.testing import hostile
+
+        hostile.check_hostile_options(config)
+        config.pluginmanager.register(hostile.HostileCollection(), "roadtest-hostile")
     config.stash[_BOOT_ARGS] = _boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
         config.pluginmanager.register(
@@ -682,6 +694,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 # Options a failing example's reproducer keeps: they change the kernel, modules or examples.
 _REPRODUCED_OPTIONS = (
     "--roadtest-module",
+    "--roadtest-hostile",
     "--roadtest-sanitizers",
     "--roadtest-bootargs",
     "--roadtest-hang-limit",
@@ -689,6 +702,9 @@ _REPRODUCED_OPTIONS = (
     "--hypothesis-profile",
     "--hypothesis-seed",
 )
+
+
+_FLAGS = ("--roadtest-hostile", "--roadtest-sanitizers", "--roadtest-no-time-travel")
 
 
 def _reproducer(item: pytest.Item) -> str:
@@ -701,7 +717,7 @@ def _reproducer(item: pytest.Item) -> str:
         name = arg.partition("=")[0]
         if name in _REPRODUCED_OPTIONS:
             kept.append(arg)
-            if "=" not in arg and i + 1 < len(args) and not arg.endswith("time-travel"):
+            if "=" not in arg and i + 1 < len(args) and name not in _FLAGS:
                 kept.append(args[i + 1])
     return shlex.join(["roadtest", "run", item.nodeid, *kept])
 

@@ -1,0 +1,141 @@
+"""A hostile device: a model whose answers may lie, whose transfers may fail, and whose
+interrupt line may fire at any moment, all by a plan Hypothesis draws (and shrinks).
+
+The plan is drawn whole before the example runs, on the test's thread: the driver's
+transfers reach the device on the backend's thread, where nothing may be drawn. It
+numbers the driver's transfers and read messages in the order they come, so the
+same plan gives the same device behaviour for a driver that does the same I/O, and
+Hypothesis shrinks it towards the honest model (no lies, no faults, no interrupts).
+
+What a lie is: the model answers the read (its side effects happen, as on a real
+device whose value got corrupted on the way), then the answer is replaced:
+- for a register model (`SMBusModel`), by a drawn value of the register's width, in
+  the device's byte order, one per register the read covers;
+- for any other model, by the drawn value's bytes, repeated to the read's length.
+
+A failed transfer goes back to the driver with the virtio-i2c error status from a
+drawn message on (virtio-i2c has one error status: a NACK of the address or of a data
+byte and a bus error all read as it); the messages before it reach the model.
+
+The hostile device never reports the model's complaints as faults: a driver that acts
+on a lie may well do what the honest model refuses. The model's refusal is a NACK.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from roadtest.backend.i2c_transfer import I2CMessage, Transfer
+from roadtest.models.base import I2CModel, Line, SMBusModel
+from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
+
+# How far into a device's life a plan reaches: the transfers and reads of one bind,
+# exercise and unbind of the suite's drivers number in the tens.
+PLAN_HORIZON = 96
+# Values a register lie favours: the edges drivers get wrong.
+_EDGES = (0x00, 0x01, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF)
+
+
+@dataclass(frozen=True)
+class HostilePlan:
+    """What the device does besides answering honestly, by transfer and read number."""
+
+    lies: tuple[tuple[int, int], ...] = ()  # (read message number, value)
+    faults: tuple[tuple[int, int], ...] = ()  # (transfer number, first failing message)
+    interrupts: tuple[int, ...] = ()  # transfer numbers after which the line toggles
+
+    def __str__(self) -> str:
+        parts = [f"read #{n} answers {value:#x}" for n, value in self.lies]
+        parts += [f"transfer #{n} fails from message {m}" for n, m in self.faults]
+        parts += [f"interrupt after transfer #{n}" for n in self.interrupts]
+        return "; ".join(parts) or "an honest device"
+
+
+def lie_values() -> st.SearchStrategy[int]:
+    """Register values, boundary-heavy: 0, 1, all ones, sign bits, and anything else."""
+    return st.one_of(st.sampled_from(_EDGES), st.integers(0, 0xFFFFFFFF))
+
+
+def plans(
+    horizon: int = PLAN_HORIZON, with_interrupts: bool = True
+) -> st.SearchStrategy[HostilePlan]:
+    """Plans for a hostile device (shrinking towards the honest device)."""
+    index = st.integers(0, horizon - 1)
+    lies = st.lists(st.tuples(index, lie_values()), max_size=8, unique_by=lambda lie: lie[0])
+    faults = st.lists(
+        st.tuples(index, st.integers(0, 2)), max_size=4, unique_by=lambda fault: fault[0]
+    )
+    interrupts = st.lists(index, max_size=4, unique=True) if with_interrupts else st.just([])
+    return st.builds(
+        lambda lie, fault, irq: HostilePlan(tuple(lie), tuple(fault), tuple(sorted(irq))),
+        lies,
+        faults,
+        interrupts,
+    )
+
+
+class HostileHandler:
+    """A TransferHandler: `model` behind `plan` (see the module's docstring)."""
+
+    def __init__(self, model: I2CModel, plan: HostilePlan, irq: Line | None = None) -> None:
+        self.model = model
+        self.name = f"hostile {type(model).__name__}"
+        self.irq = irq
+        self._lies = dict(plan.lies)
+        self._faults = dict(plan.faults)
+        self._interrupts = frozenset(plan.interrupts)
+        self._lock = threading.Lock()
+        self.transfers = 0
+        self.reads = 0
+        self.refusals = 0  # the model's own complaints, answered as NACKs
+
+    def transfer(self, transfer: Transfer) -> None:
+        with self._lock:
+            number = self.transfers
+            self.transfers += 1
+            failing = self._faults.get(number)
+            messages = transfer.messages
+            served = messages if failing is None else messages[:failing]
+            self._serve(served)
+            if number in self._interrupts and self.irq is not None:
+                self.irq.set(not self.irq.input)
+
+    def _serve(self, messages: list[I2CMessage]) -> None:
+        model = self.model
+        try:
+            model.start_transfer()
+            for msg in messages:
+                if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
+                    data = model.read(msg.length)
+                    msg.data = self._lie(data, msg.length)
+                else:
+                    model.write(msg.data)
+                msg.status = VIRTIO_I2C_MSG_OK
+        except Exception:  # noqa: BLE001 - the model refused what the driver did: a NACK
+            self.refusals += 1
+            for msg in messages:
+                if msg.status != VIRTIO_I2C_MSG_OK:
+                    msg.status = VIRTIO_I2C_MSG_ERR
+                    msg.data = b"" if msg.flags & VIRTIO_I2C_FLAGS_M_RD else msg.data
+        finally:
+            try:
+                model.end_transfer()
+            except Exception:  # noqa: BLE001 - as above
+                self.refusals += 1
+
+    def _lie(self, data: bytes, length: int) -> bytes:
+        number = self.reads
+        self.reads += 1
+        value = self._lies.get(number)
+        if value is None or length == 0:
+            return data
+        model = self.model
+        if isinstance(model, SMBusModel):
+            width = model.regbytes
+            register = (value & ((1 << 8 * width) - 1)).to_bytes(width, model.byteorder)
+        else:
+            register = value.to_bytes(4, "little")
+        return (register * (length // len(register) + 1))[:length]

@@ -1,0 +1,152 @@
+"""Hostile-device mode (`roadtest fuzz --hostile`): every I2C device a test file declares,
+behind a hostile device (roadtest.fuzz.hostile), bound, exercised and unbound.
+
+No property is written for the driver. With `--roadtest-hostile` a test file's own
+tests are not collected; in their place comes one Hypothesis test per device it
+declares, `hostile[NAME]`. Each example draws a plan, binds the device behind it (a
+probe that refuses the device is a right answer, not a failure), reads every readable
+sysfs attribute of the device and of its IIO, RTC, regulator, hwmon and input
+children, reads the RTC and input character devices where a read cannot block or
+change anything, and unbinds. The property is the examples runner's: no kernel report,
+no crash, no hang; and, on a kernel with kmemleak, no object left behind.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable
+
+import pytest
+from hypothesis import given
+
+from roadtest.errors import RoadtestError
+from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
+from roadtest.guest.protocol import ProtocolError
+from roadtest.models.base import I2CModel
+from roadtest.testing.devices import I2CDevice
+from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
+
+# The children a device's drivers register, as globs under its sysfs directory.
+CHILDREN = (
+    "iio:device*",
+    "rtc/rtc*",
+    "hwmon/hwmon*",
+    "regulator/regulator.*",
+    "input/input*",
+    "input/input*/event*",
+)
+# struct rtc_time is nine ints; _IOR('p', 0x09, struct rtc_time).
+RTC_RD_TIME = 0x80247009
+_RTC_TIME_SIZE = 36
+_O_RDONLY_NONBLOCK = 0o4000
+
+
+def attributes(guest: RoadtestSession, dev: BoundDevice[I2CModel]) -> list[str]:
+    """The readable regular files of the device's sysfs directory and its children's, not
+    following links (a link leads to the driver, the bus, a supplier: not this device's)."""
+    dirs = [str(dev.path)] + [
+        str(child) for pattern in CHILDREN for child in dev.path.glob(pattern)
+    ]
+    status, out, _ = guest.agent.run(
+        ["/usr/bin/find", *dirs, "-maxdepth", "1", "-type", "f", "-perm", "-u=r"]
+    )
+    return out.decode(errors="replace").split() if status == 0 else []
+
+
+def exercise(guest: RoadtestSession, dev: BoundDevice[I2CModel]) -> int:
+    """Read what the device offers (errors are answers too); how many reads were made."""
+    agent = guest.agent
+    reads = 0
+    for path in attributes(guest, dev):
+        try:
+            agent.read_file(path)
+        except OSError:
+            pass
+        reads += 1
+    for rtc in dev.path.glob("rtc/rtc*"):
+        reads += _read_device(guest, f"/dev/{rtc.name}", RTC_RD_TIME, _RTC_TIME_SIZE)
+    for event in dev.path.glob("input/input*/event*"):
+        try:
+            agent.read_file(f"/dev/input/{event.name}")  # non-blocking: EAGAIN when idle
+        except OSError:
+            pass
+        reads += 1
+    return reads
+
+
+def _read_device(guest: RoadtestSession, node: str, request: int, size: int) -> int:
+    agent = guest.agent
+    try:
+        fd = agent.open(node, _O_RDONLY_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        agent.ioctl(fd, request, bytes(size))
+    except OSError:
+        pass
+    finally:
+        agent.close(fd)
+    return 1
+
+
+def hostile_test(device: I2CDevice[I2CModel]) -> Callable[..., None]:
+    """The Hypothesis test of `device` behind a hostile device."""
+
+    def test(guest: RoadtestSession, plan: HostilePlan) -> None:
+        dev = guest.attach(device)
+        handler = HostileHandler(dev.model, plan, dev.lines.get("irq"))
+        guest.backend.i2c.detach(dev.addr)  # the honest model goes; the hostile one comes
+        guest.backend.i2c.attach(dev.addr, handler)
+        try:
+            try:
+                dev.bind()
+            except BindError:
+                return  # the probe refused the device: a right answer
+            exercise(guest, dev)
+        finally:
+            try:
+                guest.detach(dev)
+            except ProtocolError:
+                pass  # the guest died: the examples runner says how
+
+    test.__name__ = test.__qualname__ = f"hostile_{device.origin.rpartition('.')[2]}"
+    return given(plan=plans())(test)
+
+
+class HostileModule(pytest.Module):
+    """A test file, seen as the hostile tests of the I2C devices it declares."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        from roadtest.testing.plugin import declared_devices
+
+        module = self.obj
+        assert isinstance(module, types.ModuleType)
+        for device in declared_devices(module):
+            if isinstance(device, I2CDevice):
+                name = f"hostile[{device.origin.rpartition('.')[2]}]"
+                yield pytest.Function.from_parent(self, name=name, callobj=hostile_test(device))
+
+
+class HostileCollection:
+    """The plugin `--roadtest-hostile` registers: test files collect as HostileModules."""
+
+    def pytest_pycollect_makemodule(
+        self, module_path: object, parent: pytest.Collector
+    ) -> pytest.Module | None:
+        from pathlib import Path
+
+        assert isinstance(module_path, Path)
+        return HostileModule.from_parent(parent, path=module_path)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not session.items and not session.config.getoption("--collect-only"):
+            args = " ".join(session.config.args)
+            raise pytest.UsageError(
+                f"no fuzzable device in {args}: hostile mode needs a test file that declares "
+                "an I2CDevice"
+            )
+
+
+def check_hostile_options(config: pytest.Config) -> None:
+    if config.getoption("--roadtest-record") or config.getoption("--roadtest-replay"):
+        raise RoadtestError("--roadtest-hostile cannot record or replay: its devices lie")
