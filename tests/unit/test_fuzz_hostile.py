@@ -3,13 +3,13 @@ the model itself; the model's refusals are NACKs, never reported faults."""
 
 from __future__ import annotations
 
+from helpers import RecordingLine, serve
 from hypothesis import given, settings
 
 from roadtest.backend.i2c import I2CBus
 from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
 from roadtest.models.base import SimpleSMBusModel
 from roadtest.trace.i2c import VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
-from tests.unit.helpers import RecordingLine, serve
 
 ADDR = 0x40
 OK, ERR = VIRTIO_I2C_MSG_OK, VIRTIO_I2C_MSG_ERR
