@@ -102,6 +102,27 @@ def cmd_shell(args: argparse.Namespace) -> int:
     return shell(args.shell_args, repo_root() / "tests" / "drivers", pytest_main)
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from roadtest.kernel import default_cache_dir, ensure_kernel
+    from roadtest.testing.fuzz_command import fuzz, parse_duration
+
+    if args.examples is not None and args.duration is not None:
+        raise RoadtestError("--examples and --duration cannot be used together")
+    duration = parse_duration(args.duration) if args.duration is not None else None
+    return fuzz(
+        args.selection,
+        args.pytest_options,
+        hostile=args.hostile,
+        examples=args.examples,
+        duration=duration,
+        seed=args.seed,
+        default_selection=repo_root() / "tests" / "drivers",
+        pytest_main=pytest_main,
+        cache=default_cache_dir(),
+        build_kernel=lambda: ensure_kernel(repo_root()),
+    )
+
+
 def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
     from roadtest.recorder.tracecmd import command
 
@@ -159,6 +180,27 @@ def parser() -> argparse.ArgumentParser:
     record.add_argument("--out", default=str(repo_root() / "traces"), metavar="DIR")
     record.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments")
     record.set_defaults(func=cmd_record)
+    fuzz = sub.add_parser(
+        "fuzz",
+        help="run Hypothesis properties (or hostile devices) long and random",
+        description="Run the @given tests of the selection (default: tests/drivers) in the "
+        "roadtest-fuzz profile, with a progress line and a summary per property. Exit status "
+        "1 on any failure, with the command that reproduces it. Options it does not know "
+        "are pytest's and roadtest run's, in their --opt=VALUE form.",
+    )
+    fuzz.add_argument("selection", nargs="*", help="test files, directories or node ids")
+    fuzz.add_argument(
+        "--hostile",
+        action="store_true",
+        help="no property needed: each I2C device the selection declares, behind a device "
+        "that lies, bound, exercised and unbound",
+    )
+    fuzz.add_argument("--examples", type=int, metavar="N", help="examples per property")
+    fuzz.add_argument(
+        "--duration", metavar="TIME", help="run rounds of examples for this long (90s, 10m, 1h)"
+    )
+    fuzz.add_argument("--seed", type=int, metavar="S", help="the random seed (of the first round)")
+    fuzz.set_defaults(func=cmd_fuzz, pytest_options=[])
     replay = sub.add_parser(
         "replay",
         help="run the tests of golden traces with the traces in place of the models",
@@ -301,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
         elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
             rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
+        elif argv[:1] == ["fuzz"]:
+            args, unknown = parser().parse_known_args(argv)
+            args.pytest_options = unknown  # pytest's and roadtest run's, in --opt=VALUE form
         else:
             args = parser().parse_args(argv)
         status: int = args.func(args)

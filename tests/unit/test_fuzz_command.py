@@ -1,0 +1,90 @@
+"""`roadtest fuzz`'s bad input: one line and a non-zero exit, before any guest starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import Result, Roadtest, cli_runner
+
+from roadtest.fuzz import profiles
+from roadtest.testing.fuzz_command import parse_duration
+
+
+@pytest.fixture
+def roadtest(capsys: pytest.CaptureFixture[str]) -> Roadtest:
+    return cli_runner(capsys)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ROADTEST_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90), ("90s", 90), ("10m", 600), ("1.5h", 5400)]
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "10 minutes", "-5m", "0", "1d"])
+def test_bad_durations(roadtest: Roadtest, text: str) -> None:
+    result = roadtest("fuzz", f"--duration={text}", "tests/drivers")
+    assert result.returncode == 2
+    assert result.stderr.startswith("roadtest: --duration ")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def one_line_error(result: Result, *words: str) -> None:
+    stderr = result.stderr
+    assert result.returncode == 2, stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    for word in words:
+        assert word in stderr
+
+
+def test_zero_examples(roadtest: Roadtest) -> None:
+    one_line_error(roadtest("fuzz", "--examples", "0", "tests/drivers"), "--examples 0")
+
+
+def test_examples_and_duration_together(roadtest: Roadtest) -> None:
+    one_line_error(
+        roadtest("fuzz", "--examples", "5", "--duration", "1m"), "cannot be used together"
+    )
+
+
+def test_an_unknown_selection(roadtest: Roadtest) -> None:
+    one_line_error(roadtest("fuzz", "tests/nowhere.py::test_x"), "tests/nowhere.py::test_x")
+
+
+def test_a_corrupt_example_database(roadtest: Roadtest, own_cache: Path) -> None:
+    entry = profiles.database_dir(own_cache) / "0123456789abcdef"
+    entry.mkdir(parents=True)
+    (entry / "fedcba9876543210").write_bytes(b"\xff\xfe not an example")
+    one_line_error(roadtest("fuzz", "tests/drivers"), "is damaged", str(entry / "fedcba9876543210"))
+
+
+def test_an_example_database_that_is_a_file(roadtest: Roadtest, own_cache: Path) -> None:
+    own_cache.mkdir(parents=True)
+    profiles.database_dir(own_cache).write_text("no")
+    one_line_error(roadtest("fuzz", "tests/drivers"), "not a directory")
+
+
+def test_a_database_hypothesis_wrote_is_accepted(own_cache: Path) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    db = profiles.database_dir(own_cache)
+
+    @settings(database=DirectoryBasedExampleDatabase(db), max_examples=50)
+    @given(st.integers())
+    def fails(x: int) -> None:
+        assert x < 10
+
+    with pytest.raises(AssertionError):
+        fails()
+    assert any(db.rglob("*"))  # it saved the failure
+    profiles.check_database(db)
