@@ -5,7 +5,7 @@ VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
-.PHONY: all setup system venv kernel run test unit drivers replay traces lint clean
+.PHONY: all setup system venv kernel run test unit drivers hostile replay traces lint clean
 
 all: run
 
@@ -37,6 +37,11 @@ drivers: kernel
 	$(VENV)/bin/roadtest build --coverage
 	$(VENV)/bin/roadtest run tests/drivers tests/guest
 
+# Every I2C device of the driver suite behind a hostile device, in the quick profile
+# (`roadtest fuzz --hostile` is the long run).
+hostile: kernel
+	$(VENV)/bin/roadtest run --roadtest-hostile tests/drivers
+
 # The driver suite against the golden traces in traces/: the drivers' register I/O
 # must be what was recorded. `make traces` re-records them (after a passing run).
 replay: kernel
@@ -50,7 +55,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check roadtest tests bench
 	$(VENV)/bin/mypy
 
-test: lint unit drivers replay
+test: lint unit drivers hostile replay
 
 clean:
 	rm -rf $(VENV) *.egg-info
