@@ -475,7 +475,7 @@ def open_session(
         time_travel=not config.getoption("--roadtest-no-time-travel"),
         hooks=_device_hooks(config, kernel.release),
         module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
-        boot_args=config.stash[_BOOT_ARGS],
+        boot_args=[*_variant_boot_args(config), *config.stash[_BOOT_ARGS]],
         terminal=terminal,
         debugger=gdb.waiter(config) if gdb.enabled(config) else None,
     )
@@ -499,6 +499,15 @@ def _kernel_variant(config: pytest.Config, target: Target) -> Variant | None:
 
         return sanitizers.kernel_variant(repo_root(), target)
     return None
+
+
+def _variant_boot_args(config: pytest.Config) -> tuple[str, ...]:
+    """What the variant's guests need on their kernel command line (before the user's)."""
+    if config.getoption("--roadtest-sanitizers"):
+        from roadtest.kernel import sanitizers
+
+        return sanitizers.BOOT_ARGS
+    return ()
 
 
 def _device_hooks(config: pytest.Config, kernel_release: str) -> DeviceHooks | None:
