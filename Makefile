@@ -31,10 +31,12 @@ run: kernel
 unit: setup
 	$(PYTHON) -m pytest -q tests/unit
 
-# tests/guest/test_driver_coverage.py runs the gcov variant of the kernel: build it here,
-# where its progress shows, not inside that test.
+# tests/guest/test_driver_coverage.py runs the gcov variant of the kernel, and
+# tests/guest/test_sanitizers.py the sanitizer variant: build them here, where their
+# progress shows, not inside those tests.
 drivers: kernel
 	$(VENV)/bin/roadtest build --coverage
+	$(VENV)/bin/roadtest build --sanitizers
 	$(VENV)/bin/roadtest run tests/drivers tests/guest
 
 # Every I2C device of the driver suite behind a hostile device, in the quick profile

@@ -13,15 +13,20 @@ from roadtest import signals
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 
+SANITIZERS = "--roadtest-sanitizers"  # the plugin's option; `run --sanitizers` is short for it
 _XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"}
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from roadtest.kernel import build_main
-    from roadtest.testing.coverage import kernel_variant
+    from roadtest.kernel import build_main, sanitizers
+    from roadtest.testing import coverage
 
     root = repo_root()
-    return build_main(root, kernel_variant(root) if args.coverage else None)
+    if args.coverage:
+        return build_main(root, coverage.kernel_variant(root))
+    if args.sanitizers:
+        return build_main(root, sanitizers.kernel_variant(root))
+    return build_main(root)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -30,16 +35,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run_pytest(pytest_args: list[str]) -> int:
     """pytest on driver tests (default: tests/drivers), with the kernel built first."""
-    from roadtest.kernel import ensure_kernel
-    from roadtest.testing.coverage import kernel_variant
+    from roadtest.kernel import ensure_kernel, sanitizers
+    from roadtest.testing import coverage
 
-    # `roadtest run --coverage` is the plugin's --roadtest-coverage, into roadtest-coverage/.
-    pytest_args = [
-        "--roadtest-coverage=roadtest-coverage" if a == "--coverage" else a for a in pytest_args
-    ]
-    with_coverage = any(a.startswith("--roadtest-coverage") for a in pytest_args)
+    # `roadtest run --coverage` is the plugin's --roadtest-coverage, into roadtest-coverage/;
+    # `--sanitizers` its --roadtest-sanitizers.
+    short = {"--coverage": "--roadtest-coverage=roadtest-coverage", "--sanitizers": SANITIZERS}
+    pytest_args = [short.get(a, a) for a in pytest_args]
+    root = repo_root()
+    variant = None
+    if any(a.startswith("--roadtest-coverage") for a in pytest_args):
+        variant = coverage.kernel_variant(root)
+    elif SANITIZERS in pytest_args:
+        variant = sanitizers.kernel_variant(root)
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
-    ensure_kernel(repo_root(), variant=kernel_variant(repo_root()) if with_coverage else None)
+    ensure_kernel(root, variant=variant)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     return pytest_main(pytest_args)
@@ -157,8 +167,14 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser(
         "build", help="build the guest kernel, or confirm the cached one is current"
     )
-    build.add_argument(
+    which = build.add_mutually_exclusive_group()
+    which.add_argument(
         "--coverage", action="store_true", help="the gcov variant that `run --coverage` uses"
+    )
+    which.add_argument(
+        "--sanitizers",
+        action="store_true",
+        help="the KASAN and kmemleak variant that `run --sanitizers` (and fuzzing) uses",
     )
     build.set_defaults(func=cmd_build)
     run = sub.add_parser(

@@ -33,8 +33,8 @@ KEY_VERSION = "1"
 
 # Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
 # tree 1.7 GB); a config-only change starts from the newest build of the same source.
-# Four: the main kernel and its coverage variant (run --coverage), and two older ones,
-# so that using both never evicts either.
+# Four: the main kernel, its coverage and sanitizer variants (run --coverage, --sanitizers)
+# and an older one, so that using all three never evicts one.
 KEEP_BUILDS = 4
 
 CACHE_ENV = "ROADTEST_CACHE"

@@ -1,4 +1,5 @@
-"""One driver of the kernel tree, built out of tree (patched, say) against the cached build.
+"""One driver of the kernel tree, built out of tree (patched, say) against the cached build;
+or a module of your own source file (build_own_module).
 
     ko = build_external_module(kernel, "drivers/regulator/tps6286x-regulator.c", workdir,
                                patches=[Path("my-change.patch")])
@@ -118,6 +119,31 @@ def build_external_module(
     """Build the module of `source` (a path in the kernel tree, e.g.
     "drivers/regulator/tps6286x-regulator.c"), after `patches`, against `kernel`'s build;
     return the .ko, whose vermagic is checked to be the guest kernel's."""
+    runner = _runner(kernel, workdir, progress)
+    tree = prepare_module_tree(
+        kernel.source_dir, source, workdir / "tree", runner, patches=patches, extra=extra
+    )
+    return _kbuild(kernel, tree, workdir, runner)
+
+
+def build_own_module(
+    kernel: Kernel, source: Path, workdir: Path, *, progress: Callable[[str], None] = _stderr
+) -> Path:
+    """Build a module of one source file of your own (not of the kernel tree: a test's
+    module, say) against `kernel`'s build; return the .ko, as build_external_module."""
+    if source.suffix != ".c" or not source.is_file():
+        raise RoadtestError(f"{source}: not a C source file")
+    runner = _runner(kernel, workdir, progress)
+    tree = ModuleTree(workdir / "tree", source.stem)
+    shutil.rmtree(tree.module_dir, ignore_errors=True)
+    tree.module_dir.mkdir(parents=True)
+    shutil.copyfile(source, tree.module_dir / source.name)
+    (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name))
+    return _kbuild(kernel, tree, workdir, runner)
+
+
+def _runner(kernel: Kernel, workdir: Path, progress: Callable[[str], None]) -> Runner:
+    """A runner logging to workdir/build.log (started afresh), once the build is known usable."""
     if not (kernel.build_dir / "Module.symvers").is_file():
         raise RoadtestError(
             f"the kernel build {kernel.build_dir} has no Module.symvers: run `roadtest build`"
@@ -125,10 +151,11 @@ def build_external_module(
     workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / "build.log"
     log.unlink(missing_ok=True)
-    runner = Runner(log, progress)
-    tree = prepare_module_tree(
-        kernel.source_dir, source, workdir / "tree", runner, patches=patches, extra=extra
-    )
+    return Runner(log, progress)
+
+
+def _kbuild(kernel: Kernel, tree: ModuleTree, workdir: Path, runner: Runner) -> Path:
+    """kbuild's M= build of `tree`; the .ko, checked to be for `kernel`."""
     runner.check(
         [
             "make",
@@ -143,11 +170,11 @@ def build_external_module(
         failure=f"building {tree.name}.ko out of tree failed",
     )
     if not tree.ko.is_file():
-        raise RoadtestError(f"the module build made no {tree.ko}; full log: {log}")
+        raise RoadtestError(f"the module build made no {tree.ko}; full log: {runner.log_path}")
     magic = vermagic(tree.ko)
     if magic.split(" ", 1)[0] != kernel.release:
         raise RoadtestError(
             f"{tree.ko}: vermagic {magic!r} is not the guest kernel's {kernel.release}; "
-            f"full log: {log}"
+            f"full log: {runner.log_path}"
         )
     return tree.ko

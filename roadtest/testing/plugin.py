@@ -29,7 +29,9 @@ from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
 from roadtest.testing.ktap import KtapReport
 
 if TYPE_CHECKING:
+    from roadtest.arch import Target
     from roadtest.backend.device import BackendError
+    from roadtest.kernel import Variant
     from roadtest.machine.base import Machine
     from roadtest.testing.hooks import DeviceHooks
     from roadtest.testing.session import RoadtestSession
@@ -245,6 +247,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "the tests loaded: a summary, DIR/index.html and DIR/coverage.lcov",
     )
     group.addoption(
+        "--roadtest-sanitizers",
+        action="store_true",
+        help="run the sanitizer kernel (KASAN, kmemleak; `roadtest build --sanitizers`), "
+        "whose reports fail the test that caused them",
+    )
+    group.addoption(
         "--roadtest-ktap",
         default=None,
         metavar="FILE",
@@ -387,6 +395,11 @@ def _check_options(config: pytest.Config) -> None:
     except RoadtestError as err:
         raise pytest.UsageError(f"roadtest: --roadtest-machine: {err}") from None
     gdb.check(config)
+    if config.getoption("--roadtest-coverage") and config.getoption("--roadtest-sanitizers"):
+        raise pytest.UsageError(
+            "roadtest: --roadtest-coverage and --roadtest-sanitizers each run a kernel of "
+            "their own: choose one"
+        )
     workdir = config.getoption("--roadtest-workdir")
     if workdir is None:
         return
@@ -489,9 +502,7 @@ def open_session(
         groups = list(collected(config).values())
     coverage_dir = config.getoption("--roadtest-coverage")
     machine = registry.get(config.getoption("--roadtest-machine"))
-    kernel = machine.build(
-        repo_root(), coverage.kernel_variant(repo_root(), machine.target) if coverage_dir else None
-    )
+    kernel = machine.build(repo_root(), _kernel_variant(config, machine.target))
     session = RoadtestSession(
         kernel,
         [],
@@ -502,7 +513,7 @@ def open_session(
         time_travel=not config.getoption("--roadtest-no-time-travel"),
         hooks=_device_hooks(config, kernel.release),
         module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
-        boot_args=config.stash[_BOOT_ARGS],
+        boot_args=[*_variant_boot_args(config), *config.stash[_BOOT_ARGS]],
         terminal=terminal,
         debugger=gdb.waiter(config) if gdb.enabled(config) else None,
     )
@@ -515,6 +526,26 @@ def open_session(
         session.stop()  # the backend thread, and a guest that started but did not answer
         raise
     return session
+
+
+def _kernel_variant(config: pytest.Config, target: Target) -> Variant | None:
+    """The kernel the run's options ask for: a variant, or None for the main kernel."""
+    if config.getoption("--roadtest-coverage"):
+        return coverage.kernel_variant(repo_root(), target)
+    if config.getoption("--roadtest-sanitizers"):
+        from roadtest.kernel import sanitizers
+
+        return sanitizers.kernel_variant(repo_root(), target)
+    return None
+
+
+def _variant_boot_args(config: pytest.Config) -> tuple[str, ...]:
+    """What the variant's guests need on their kernel command line (before the user's)."""
+    if config.getoption("--roadtest-sanitizers"):
+        from roadtest.kernel import sanitizers
+
+        return sanitizers.BOOT_ARGS
+    return ()
 
 
 def _device_hooks(config: pytest.Config, kernel_release: str) -> DeviceHooks | None:

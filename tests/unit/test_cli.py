@@ -49,3 +49,9 @@ def test_run_fails_the_same_way_before_starting_pytest(tmp_path: Path) -> None:
     )
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0 and "not found" in result.stderr
+
+
+def test_build_takes_one_variant() -> None:
+    result = roadtest("build", "--coverage", "--sanitizers")
+    assert result.returncode == 2
+    assert "not allowed with argument" in result.stderr

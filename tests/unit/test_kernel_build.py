@@ -329,7 +329,7 @@ def test_explicit_fragments(fake: Fake) -> None:
 
 
 def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
-    # The README: the newest four builds are kept (a kernel and its coverage variant, and two).
+    # The README: the newest four builds are kept (a kernel, its two variants, and one).
     for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
         fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
         proc = fake.in_subprocess()

@@ -13,6 +13,7 @@ from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel
 from roadtest.kernel.external import (
     build_external_module,
+    build_own_module,
     kbuild_text,
     prepare_module_tree,
     vermagic,
@@ -227,3 +228,31 @@ def test_a_kernel_build_without_module_symvers(tree: Path, tmp_path: Path) -> No
     (kernel.build_dir / "Module.symvers").unlink()
     with pytest.raises(RoadtestError, match="no Module.symvers: run `roadtest build`"):
         build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
+
+
+def test_a_module_of_ones_own_source_is_built_from_a_copy(tree: Path, tmp_path: Path) -> None:
+    prebuilt = make_ko(tmp_path / "prebuilt/proof.ko", "name=proof", "vermagic=6.12.0-roadtest")
+    kernel = fake_kernel(
+        tmp_path,
+        tree,
+        f'echo "$(M)" > {tmp_path}/called && cat $(M)/Kbuild >> {tmp_path}/called && '
+        f"cp {prebuilt} $(M)/proof.ko",
+    )
+    source = tmp_path / "mine" / "proof.c"
+    source.parent.mkdir()
+    source.write_text("int proof;\n")
+    work = tmp_path / "work"
+    ko = build_own_module(kernel, source, work, progress=lambda m: None)
+    assert ko == work / "tree/proof.ko"
+    called = (tmp_path / "called").read_text().splitlines()
+    assert called == [f"{work}/tree", "obj-m := proof.o"]
+    assert (work / "tree/proof.c").read_text() == "int proof;\n"
+    assert sorted(p.name for p in source.parent.iterdir()) == ["proof.c"]  # built elsewhere
+
+
+@pytest.mark.parametrize("name", ["gone.c", "proof.h"])
+def test_ones_own_module_needs_a_c_file(tree: Path, tmp_path: Path, name: str) -> None:
+    kernel = fake_kernel(tmp_path, tree, "@true")
+    (tmp_path / "proof.h").write_text("")
+    with pytest.raises(RoadtestError, match=f"{name}: not a C source file"):
+        build_own_module(kernel, tmp_path / name, tmp_path / "work", progress=lambda m: None)

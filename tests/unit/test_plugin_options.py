@@ -113,3 +113,10 @@ def test_module_that_is_not_a_file(tmp_path: Path, given: str) -> None:
     line = one_line(pytest_run(tmp_path, f"--roadtest-module={given}"))
     why = "no such file" if given == "missing.ko" else "not a file"
     assert line.endswith(f"roadtest: --roadtest-module {given}: {why}")
+
+
+def test_coverage_and_sanitizers_are_two_kernels(tmp_path: Path) -> None:
+    line = one_line(
+        pytest_run(tmp_path, f"--roadtest-coverage={tmp_path / 'cov'}", "--roadtest-sanitizers")
+    )
+    assert "--roadtest-coverage and --roadtest-sanitizers each run a kernel of their own" in line
