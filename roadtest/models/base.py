@@ -12,10 +12,11 @@ they can be built and exercised directly, as the unit tests do.
 
 from __future__ import annotations
 
+import enum
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar
 
 from roadtest.text import count
 
@@ -46,6 +47,15 @@ class ModelError(Exception):
     """A model refuses what the driver did (the bus NACKs it and the test is told)."""
 
 
+class NoInitial(enum.Enum):
+    """The type of NO_INITIAL: an `Input` declared without a power-on value."""
+
+    NO_INITIAL = enum.auto()
+
+
+NO_INITIAL: Final = NoInitial.NO_INITIAL
+
+
 class Input(Generic[T]):
     """A model attribute that the test sets: what the chip senses (a light level, a
     proximity count). Declare it in the model's class, `result = Input[int]()`, and set
@@ -56,12 +66,16 @@ class Input(Generic[T]):
     attribute reads: the descriptor has no __get__, so the value lives in the instance.
 
     `bits`: the value is a register's (or a register pair's) of that width, so traces and
-    reports show it in hex, `Input[int](bits=16)` as 0x3456; without it, as it is."""
+    reports show it in hex, `Input[int](bits=16)` as 0x3456; without it, as it is.
+    `initial`: the value at power-on, which a model's `reset()` puts back
+    (`roadtest.models.regmap.MappedSMBusModel` sets it; other models set their
+    inputs in `__init__`)."""
 
-    __slots__ = ("bits", "name")
+    __slots__ = ("bits", "initial", "name")
 
-    def __init__(self, bits: int | None = None) -> None:
+    def __init__(self, bits: int | None = None, *, initial: T | NoInitial = NO_INITIAL) -> None:
         self.bits = bits
+        self.initial = initial
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -76,6 +90,16 @@ class Input(Generic[T]):
         watcher = state.get("_input_watcher")
         if watcher is not None and sys._getframe(1).f_locals.get("self") is not obj:
             watcher(self.name, value)
+
+
+def declared_inputs(cls: type) -> dict[str, Input[Any]]:
+    """{attribute: Input} of a model class, its bases' included (a subclass's wins)."""
+    found: dict[str, Input[Any]] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, Input):
+                found[name] = value
+    return found
 
 
 class I2CModel:
