@@ -1,0 +1,112 @@
+"""Hypothesis strategies for what a device answers, from its register map.
+
+Every strategy shrinks towards the unremarkable: a register value towards its
+reset value, a field towards its reset value, an integer towards 0, an event
+sequence towards no events. Each mixes boundary values (0, 1, the maximum, the
+sign bit, a field's edges and named values) half the time with uniform draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from hypothesis import strategies as st
+
+from roadtest.fuzz.events import DeviceEvent, InterruptChange, Pass, RegisterChange, TransferFails
+from roadtest.models.regmap import Field, Register, RegisterMap
+
+
+def boundary_ints(bits: int, edges: Iterable[int] = ()) -> st.SearchStrategy[int]:
+    """Unsigned `bits`-bit integers: half the draws from 0, 1, the maximum and its
+    neighbour, the sign bit and its neighbour, and `edges`; half uniform. Shrinks to 0."""
+    if bits < 1:
+        raise ValueError(f"boundary_ints needs at least 1 bit, not {bits}")
+    top = (1 << bits) - 1
+    sign = 1 << (bits - 1)
+    specials = [0, 1, top, top - 1, sign, sign - 1, *edges]
+    boundaries = sorted({v for v in specials if 0 <= v <= top})  # 0 first: shrinks there
+    return st.one_of(st.sampled_from(boundaries), st.integers(0, top))
+
+
+def register_values(reg: Register) -> st.SearchStrategy[int]:
+    """Whole values of `reg` (any of its width's), boundary-heavy. Shrinks to its reset value."""
+    return st.one_of(st.just(reg.reset), boundary_ints(reg.bits))
+
+
+def _field_part(reg: Register, field: Field) -> st.SearchStrategy[int]:
+    """One field's value, in place in the register."""
+    reset = field.get(reg.reset)
+    if field.reserved:
+        # Reserved bits as at reset, clear, set, or anything.
+        values = st.one_of(
+            st.sampled_from(list(dict.fromkeys([reset, 0, field.max]))), st.integers(0, field.max)
+        )
+    else:
+        named = sorted(set(field.values.values()))
+        choices = [st.just(reset)]
+        if named:
+            choices.append(st.sampled_from(named))
+        choices.append(boundary_ints(field.width, named))
+        values = st.one_of(choices)
+    return values.map(lambda v: v << field.lsb)
+
+
+def _undeclared_part(reg: Register) -> st.SearchStrategy[int]:
+    """The bits no field covers, drawn like reserved bits: the datasheet says nothing of them."""
+    mask = reg.undeclared_mask
+    reset = reg.reset & mask
+    special = st.sampled_from(list(dict.fromkeys([reset, 0, mask])))
+    return st.one_of(special, st.integers(0, reg.max).map(lambda v: v & mask))
+
+
+def field_values(reg: Register) -> st.SearchStrategy[int]:
+    """Values of `reg` composed field by field: each field over its reset value, its named
+    values and its whole range (boundary-heavy); reserved bits, and bits no field covers,
+    as at reset, all clear, all set or anything. A register without fields: as
+    `register_values`. Shrinks to the reset value."""
+    if not reg.fields:
+        return register_values(reg)
+    parts = [_field_part(reg, f) for f in reg.fields]
+    if reg.undeclared_mask:
+        parts.append(_undeclared_part(reg))
+    return st.tuples(*parts).map(sum)
+
+
+def _register_map(source: object) -> RegisterMap | None:
+    if isinstance(source, RegisterMap):
+        return source
+    regmap = getattr(source, "register_map", None)
+    return regmap if isinstance(regmap, RegisterMap) else None
+
+
+def device_events(
+    source: object,
+    lines: Sequence[str] = (),
+    *,
+    max_events: int = 10,
+    max_pass: int = 8,
+    messages: int = 2,
+) -> st.SearchStrategy[list[DeviceEvent]]:
+    """Scripts of at most `max_events` device events (`roadtest.fuzz.events`) for the
+    device whose map `source` is (a RegisterMap, or a model or model class with a
+    `register_map`; without one, no register changes): a readable register changes to a
+    value from `field_values`, an interrupt `line` is asserted or released, a transfer
+    fails at one of its first `messages` messages, or up to `max_pass` transfers pass.
+    Shrinks to no events."""
+    choices: list[st.SearchStrategy[DeviceEvent]] = [
+        st.builds(Pass, st.integers(0, max_pass)),
+    ]
+    regmap = _register_map(source)
+    readable = [r for r in regmap if r.readable] if regmap is not None else []
+    if readable:
+        choices.append(
+            st.sampled_from(readable).flatmap(
+                lambda reg: field_values(reg).map(
+                    lambda value: RegisterChange(reg.name, reg.address, value)
+                )
+            )
+        )
+    if lines:
+        choices.append(st.builds(InterruptChange, st.sampled_from(list(lines)), st.booleans()))
+    choices.append(st.builds(TransferFails, st.integers(0, max(messages, 1) - 1)))
+    return st.lists(st.one_of(choices), max_size=max_events)
