@@ -46,6 +46,9 @@ REGISTERS: Final = RegisterMap(
     width=16,
     byteorder="big",
 )
+# M's bits in place, for the per-write check.
+M_SHUTDOWN: Final = M.set(0, "SHUTDOWN")
+M_SINGLE: Final = M.set(0, "SINGLE")
 RESULT: Final = REGISTERS["RESULT"]
 CONFIGURATION: Final = REGISTERS["CONFIGURATION"]
 REG_RESULT: Final = RESULT.address
@@ -69,11 +72,12 @@ class OPT3001(MappedSMBusModel):
         if reg is not CONFIGURATION:
             return
         config = new & ~CRF.mask  # writing the configuration register also clears CRF
-        if M.get(config) != M.values["SHUTDOWN"]:
+        mode = config & M.mask
+        if mode != M_SHUTDOWN:
             # A conversion starts and, in this model, is done immediately.
             self.regs[RESULT.address] = self.result
             config |= CRF.mask
-            if M.get(config) == M.values["SINGLE"]:
+            if mode == M_SINGLE:
                 # After a single-shot conversion the device returns to shutdown.
-                config = M.set(config, "SHUTDOWN")
+                config = (config & ~M.mask) | M_SHUTDOWN
         self.regs[CONFIGURATION.address] = config

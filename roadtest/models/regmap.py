@@ -64,6 +64,10 @@ class Field:
     values: Mapping[str, int] = dataclasses.field(default_factory=dict)
     reserved: bool = False
     access: Access | None = None
+    # From the bits (set below; attributes, not properties: models use them per access).
+    width: int = dataclasses.field(init=False, repr=False, default=0)
+    max: int = dataclasses.field(init=False, repr=False, default=0)  # the largest value
+    mask: int = dataclasses.field(init=False, repr=False, default=0)  # its bits in place
 
     def __post_init__(self) -> None:
         if self.lsb == -1:
@@ -71,6 +75,9 @@ class Field:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
         if not 0 <= self.lsb <= self.msb:
             raise ValueError(f"field {self.name}: bits {self.msb}..{self.lsb} are not msb..lsb")
+        object.__setattr__(self, "width", self.msb - self.lsb + 1)
+        object.__setattr__(self, "max", _mask(self.width))
+        object.__setattr__(self, "mask", self.max << self.lsb)
         if self.access not in (None, RO, W1C):
             raise ValueError(
                 f"field {self.name}: a field may be read-only or write-1-to-clear, "
@@ -81,20 +88,6 @@ class Field:
                 raise ValueError(
                     f"field {self.name}: value {name}={value} does not fit {self.width} bits"
                 )
-
-    @property
-    def width(self) -> int:
-        return self.msb - self.lsb + 1
-
-    @property
-    def max(self) -> int:
-        """The field's largest value."""
-        return _mask(self.width)
-
-    @property
-    def mask(self) -> int:
-        """The field's bits in place in the register."""
-        return self.max << self.lsb
 
     def get(self, value: int) -> int:
         """The field's value in the register value `value`."""
@@ -353,10 +346,13 @@ class MappedSMBusModel(SMBusModel):
     # SMBusModel
 
     def reg_read(self, addr: int) -> int:
-        reg = self._readable.get(addr)
-        if reg is None:
+        try:
+            reg = self._readable[addr]
+        except KeyError:  # not checked first: a read is the hot path, and try costs nothing
             what = "write-only" if addr in self._registers else "undefined"
-            raise ModelError(f"{type(self).__name__}: read of {what} register {self._name(addr)}")
+            raise ModelError(
+                f"{type(self).__name__}: read of {what} register {self._name(addr)}"
+            ) from None
         value = self.regs[addr]
         self.on_read(reg)
         return value
