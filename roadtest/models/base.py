@@ -224,11 +224,16 @@ class SMBusModel(I2CModel):
     def _fmt(self, value: int) -> str:
         return f"{value:#0{2 + 2 * self.regbytes}x}"
 
+    def _register(self, reg: int) -> str:
+        """How the write log's messages name a register."""
+        return f"{reg:#04x}"
+
     def _describe(self, reg: int, writes: list[int]) -> str:
         if not writes:
-            return f"register {reg:#04x} was never written"
-        return f"register {reg:#04x} was written {count(len(writes), 'time')}: " + ", ".join(
-            self._fmt(v) for v in writes
+            return f"register {self._register(reg)} was never written"
+        return (
+            f"register {self._register(reg)} was written {count(len(writes), 'time')}: "
+            + ", ".join(self._fmt(v) for v in writes)
         )
 
     def reg_writes(self, reg: int) -> list[int]:
@@ -255,16 +260,16 @@ class SMBusModel(I2CModel):
         writes = self.reg_writes(reg)
         if writes != [value]:
             raise AssertionError(
-                f"expected register {reg:#04x} to be written once with {self._fmt(value)}; "
-                + self._describe(reg, writes)
+                f"expected register {self._register(reg)} to be written once with "
+                f"{self._fmt(value)}; " + self._describe(reg, writes)
             )
 
     def assert_last_reg_write(self, reg: int, value: int) -> None:
         writes = self.reg_writes(reg)
         if not writes or writes[-1] != value:
             raise AssertionError(
-                f"expected the last write to register {reg:#04x} to be {self._fmt(value)}; "
-                + self._describe(reg, writes)
+                f"expected the last write to register {self._register(reg)} to be "
+                f"{self._fmt(value)}; " + self._describe(reg, writes)
             )
 
 

@@ -271,6 +271,7 @@ class MappedSMBusModel(SMBusModel):
       here writes to them are ignored, so they read back their reset value (unless
       the model changes them). Bits no field covers are stored as written.
     - Side effects go in `on_read(reg)` and `on_write(reg, old, new)`.
+    - The write log's assertion messages name registers: "register 0x03 (CONTROL)".
     - `reset()`: the power-on state (registers, `Input`s' `initial` values, the
       pointer, the write log). Every `Input` of a mapped model declares `initial`.
 
@@ -351,7 +352,7 @@ class MappedSMBusModel(SMBusModel):
         except KeyError:  # not checked first: a read is the hot path, and try costs nothing
             what = "write-only" if addr in self._registers else "undefined"
             raise ModelError(
-                f"{type(self).__name__}: read of {what} register {self._name(addr)}"
+                f"{type(self).__name__}: read of {what} register {self._register(addr)}"
             ) from None
         value = self.regs[addr]
         self.on_read(reg)
@@ -363,13 +364,13 @@ class MappedSMBusModel(SMBusModel):
             what = "read-only" if reg is not None else "undefined"
             raise ModelError(
                 f"{type(self).__name__}: write of {self._fmt(val)} to {what} register "
-                f"{self._name(addr)}"
+                f"{self._register(addr)}"
             )
         old = self.regs[addr]
         new = reg.written(old, val)
         self.regs[addr] = new
         self.on_write(reg, old, new)
 
-    def _name(self, addr: int) -> str:
-        reg = self._registers.get(addr)
-        return reg.show() if reg is not None else f"{addr:#04x}"
+    def _register(self, reg: int) -> str:
+        found = self._registers.get(reg)
+        return found.show() if found is not None else f"{reg:#04x}"

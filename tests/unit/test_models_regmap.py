@@ -236,3 +236,17 @@ def test_a_ported_model_resets_to_its_datasheet_state() -> None:
     assert m.result == 0x0000
     m.write(bytes([0x01]))
     assert m.read(2) == b"\xc8\x10"  # SBOS681B table 11: the configuration's reset value
+
+
+def test_write_log_assertions_name_the_register() -> None:
+    m = Chip()
+    write(m, 0x01, 0x01)
+    m.assert_reg_write_once(0x01, 0x01)
+    with pytest.raises(
+        AssertionError,
+        match=r"expected register 0x01 \(CTRL\) to be written once with 0x02; "
+        r"register 0x01 \(CTRL\) was written 1 time: 0x01",
+    ):
+        m.assert_reg_write_once(0x01, 0x02)
+    with pytest.raises(AssertionError, match=r"register 0x02 \(STATUS\) was never written"):
+        m.assert_last_reg_write(0x02, 0x00)
