@@ -16,47 +16,47 @@ from roadtest.fuzz.events import DeviceEvent, InterruptChange, Pass, RegisterCha
 from roadtest.models.regmap import Field, Register, RegisterMap
 
 
+def _boundaries(bits: int) -> list[int]:
+    top = (1 << bits) - 1
+    sign = 1 << (bits - 1)
+    return [0, 1, top, top - 1, sign, sign - 1]
+
+
+def _mixed(specials: Iterable[int], top: int) -> st.SearchStrategy[int]:
+    """Half the draws from `specials` (the first is where it shrinks to), half uniform over
+    0..top. Flat on purpose: every nested strategy costs each draw time."""
+    pool = [v for v in dict.fromkeys(specials) if 0 <= v <= top]
+    return st.one_of(st.sampled_from(pool), st.integers(0, top))
+
+
 def boundary_ints(bits: int, edges: Iterable[int] = ()) -> st.SearchStrategy[int]:
     """Unsigned `bits`-bit integers: half the draws from 0, 1, the maximum and its
     neighbour, the sign bit and its neighbour, and `edges`; half uniform. Shrinks to 0."""
     if bits < 1:
         raise ValueError(f"boundary_ints needs at least 1 bit, not {bits}")
-    top = (1 << bits) - 1
-    sign = 1 << (bits - 1)
-    specials = [0, 1, top, top - 1, sign, sign - 1, *edges]
-    boundaries = sorted({v for v in specials if 0 <= v <= top})  # 0 first: shrinks there
-    return st.one_of(st.sampled_from(boundaries), st.integers(0, top))
+    return _mixed([*_boundaries(bits), *edges], (1 << bits) - 1)
 
 
 def register_values(reg: Register) -> st.SearchStrategy[int]:
     """Whole values of `reg` (any of its width's), boundary-heavy. Shrinks to its reset value."""
-    return st.one_of(st.just(reg.reset), boundary_ints(reg.bits))
+    return _mixed([reg.reset, *_boundaries(reg.bits)], reg.max)
 
 
 def _field_part(reg: Register, field: Field) -> st.SearchStrategy[int]:
-    """One field's value, in place in the register."""
+    """One field's value, in place in the register: its reset value, its named values and
+    edges (reserved bits: as at reset, clear or set), or anything."""
     reset = field.get(reg.reset)
     if field.reserved:
-        # Reserved bits as at reset, clear, set, or anything.
-        values = st.one_of(
-            st.sampled_from(list(dict.fromkeys([reset, 0, field.max]))), st.integers(0, field.max)
-        )
+        specials = [reset, 0, field.max]
     else:
-        named = sorted(set(field.values.values()))
-        choices = [st.just(reset)]
-        if named:
-            choices.append(st.sampled_from(named))
-        choices.append(boundary_ints(field.width, named))
-        values = st.one_of(choices)
-    return values.map(lambda v: v << field.lsb)
+        specials = [reset, *sorted(set(field.values.values())), *_boundaries(field.width)]
+    return _mixed(specials, field.max).map(lambda v: v << field.lsb)
 
 
 def _undeclared_part(reg: Register) -> st.SearchStrategy[int]:
     """The bits no field covers, drawn like reserved bits: the datasheet says nothing of them."""
     mask = reg.undeclared_mask
-    reset = reg.reset & mask
-    special = st.sampled_from(list(dict.fromkeys([reset, 0, mask])))
-    return st.one_of(special, st.integers(0, reg.max).map(lambda v: v & mask))
+    return _mixed([reg.reset & mask, 0, mask], reg.max).map(lambda v: v & mask)
 
 
 def field_values(reg: Register) -> st.SearchStrategy[int]:
@@ -79,6 +79,10 @@ def _register_map(source: object) -> RegisterMap | None:
     return regmap if isinstance(regmap, RegisterMap) else None
 
 
+def _register_changes(reg: Register) -> st.SearchStrategy[RegisterChange]:
+    return field_values(reg).map(lambda value: RegisterChange(reg.name, reg.address, value))
+
+
 def device_events(
     source: object,
     lines: Sequence[str] = (),
@@ -99,13 +103,8 @@ def device_events(
     regmap = _register_map(source)
     readable = [r for r in regmap if r.readable] if regmap is not None else []
     if readable:
-        choices.append(
-            st.sampled_from(readable).flatmap(
-                lambda reg: field_values(reg).map(
-                    lambda value: RegisterChange(reg.name, reg.address, value)
-                )
-            )
-        )
+        # One strategy per register, built once (building one per draw is slow).
+        choices.append(st.one_of([_register_changes(reg) for reg in readable]))
     if lines:
         choices.append(st.builds(InterruptChange, st.sampled_from(list(lines)), st.booleans()))
     choices.append(st.builds(TransferFails, st.integers(0, max(messages, 1) - 1)))
