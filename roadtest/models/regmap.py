@@ -333,8 +333,9 @@ class MappedSMBusModel(SMBusModel):
 
     def reset_registers(self) -> None:
         """Every register back to its power-on value (what a chip's soft-reset bit does)."""
-        self.regs.clear()
-        self.regs.update(self._power_on)
+        # A new dict in one assignment: a transfer on the backend's thread sees the old
+        # register file or the new one, never one half cleared.
+        self.regs = dict(self._power_on)
 
     # What models override
 
