@@ -9,6 +9,7 @@ sign bit, a field's edges and named values) half the time with uniform draws.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from hypothesis import strategies as st
 
@@ -22,10 +23,17 @@ def _boundaries(bits: int) -> list[int]:
     return [0, 1, top, top - 1, sign, sign - 1]
 
 
+# A range this small is drawn whole from one pool: every value is an edge.
+_SMALL: Final = 16
+
+
 def _mixed(specials: Iterable[int], top: int) -> st.SearchStrategy[int]:
     """Half the draws from `specials` (the first is where it shrinks to), half uniform over
-    0..top. Flat on purpose: every nested strategy costs each draw time."""
+    0..top; a range of at most _SMALL values, uniformly from `specials` first. Flat on
+    purpose: each nested strategy costs every draw time."""
     pool = [v for v in dict.fromkeys(specials) if 0 <= v <= top]
+    if top < _SMALL:
+        return st.sampled_from(list(dict.fromkeys([*pool, *range(top + 1)])))
     return st.one_of(st.sampled_from(pool), st.integers(0, top))
 
 
@@ -43,20 +51,14 @@ def register_values(reg: Register) -> st.SearchStrategy[int]:
 
 
 def _field_part(reg: Register, field: Field) -> st.SearchStrategy[int]:
-    """One field's value, in place in the register: its reset value, its named values and
-    edges (reserved bits: as at reset, clear or set), or anything."""
+    """One field's value (not in place): its reset value, its named values and edges
+    (reserved bits: as at reset, clear or set), or anything."""
     reset = field.get(reg.reset)
     if field.reserved:
-        specials = [reset, 0, field.max]
-    else:
-        specials = [reset, *sorted(set(field.values.values())), *_boundaries(field.width)]
-    return _mixed(specials, field.max).map(lambda v: v << field.lsb)
-
-
-def _undeclared_part(reg: Register) -> st.SearchStrategy[int]:
-    """The bits no field covers, drawn like reserved bits: the datasheet says nothing of them."""
-    mask = reg.undeclared_mask
-    return _mixed([reg.reset & mask, 0, mask], reg.max).map(lambda v: v & mask)
+        return _mixed([reset, 0, field.max], field.max)
+    return _mixed(
+        [reset, *sorted(set(field.values.values())), *_boundaries(field.width)], field.max
+    )
 
 
 def field_values(reg: Register) -> st.SearchStrategy[int]:
@@ -67,9 +69,17 @@ def field_values(reg: Register) -> st.SearchStrategy[int]:
     if not reg.fields:
         return register_values(reg)
     parts = [_field_part(reg, f) for f in reg.fields]
-    if reg.undeclared_mask:
-        parts.append(_undeclared_part(reg))
-    return st.tuples(*parts).map(sum)
+    places = [(f.lsb, f.max) for f in reg.fields]  # each value's shift and mask
+    undeclared = reg.undeclared_mask
+    if undeclared:
+        # The datasheet says nothing of these bits: drawn like reserved ones.
+        parts.append(_mixed([reg.reset & undeclared, 0, undeclared], reg.max))
+        places.append((0, undeclared))
+
+    def compose(values: tuple[int, ...]) -> int:
+        return sum((v & mask) << shift for v, (shift, mask) in zip(values, places, strict=True))
+
+    return st.tuples(*parts).map(compose)
 
 
 def _register_map(source: object) -> RegisterMap | None:
