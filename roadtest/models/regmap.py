@@ -283,9 +283,15 @@ class MappedSMBusModel(SMBusModel):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        for name, declared in declared_inputs(cls).items():
+            if declared.initial is NO_INITIAL:
+                raise TypeError(
+                    f"{cls.__name__}.{name}: a mapped model's Input declares its power-on "
+                    f"value (Input(initial=...)), so reset() can restore it"
+                )
         regmap = cls.__dict__.get("register_map")
         if regmap is None:
-            return
+            return  # inherited: checked where it was declared
         if not isinstance(regmap, RegisterMap):
             raise TypeError(f"{cls.__name__}.register_map is not a RegisterMap")
         for reg in regmap:
@@ -297,12 +303,6 @@ class MappedSMBusModel(SMBusModel):
                 )
         if regmap.width % 8:
             raise ValueError(f"{cls.__name__}: register width {regmap.width} is not whole bytes")
-        for name, declared in declared_inputs(cls).items():
-            if declared.initial is NO_INITIAL:
-                raise TypeError(
-                    f"{cls.__name__}.{name}: a mapped model's Input declares its power-on "
-                    f"value (Input(initial=...)), so reset() can restore it"
-                )
 
     def __init__(self, power_on: Mapping[str, int] | None = None) -> None:
         """`power_on`: {register name: value} where this chip's power-on values differ from

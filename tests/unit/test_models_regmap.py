@@ -98,6 +98,11 @@ def test_a_mapped_models_inputs_declare_their_power_on_value() -> None:
             register_map = CHIP
             level = Input[int]()
 
+    with pytest.raises(TypeError, match="Variant.extra: a mapped model's Input declares"):
+
+        class Variant(Chip):  # the map inherited, an input of its own
+            extra = Input[int]()
+
 
 def test_registers_by_address_and_name_with_the_maps_width() -> None:
     regmap = RegisterMap([Register("A", 0x10, 0x1234), Register("B", 0x11, width=8)], width=16)
