@@ -2,8 +2,9 @@
 included, with a test body that does nothing (no guest).
 
 A property's examples per second can be no higher than this allows. The floor is
-Hypothesis's own integers strategy; then draws from the OPT3001 map: whole RESULT values, CONFIGURATION composed from its fields,
-and device-event scripts. Prints the median of 5 runs of 300 examples each.
+Hypothesis's own integers strategy; then draws from the OPT3001 map: whole RESULT
+values, CONFIGURATION composed from its fields, and device-event scripts. Prints
+the median of 5 runs of 300 examples each.
 """
 
 from __future__ import annotations
