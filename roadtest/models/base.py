@@ -12,10 +12,11 @@ they can be built and exercised directly, as the unit tests do.
 
 from __future__ import annotations
 
+import enum
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar
 
 from roadtest.text import count
 
@@ -46,6 +47,15 @@ class ModelError(Exception):
     """A model refuses what the driver did (the bus NACKs it and the test is told)."""
 
 
+class NoInitial(enum.Enum):
+    """The type of NO_INITIAL: an `Input` declared without a power-on value."""
+
+    NO_INITIAL = enum.auto()
+
+
+NO_INITIAL: Final = NoInitial.NO_INITIAL
+
+
 class Input(Generic[T]):
     """A model attribute that the test sets: what the chip senses (a light level, a
     proximity count). Declare it in the model's class, `result = Input[int]()`, and set
@@ -56,12 +66,16 @@ class Input(Generic[T]):
     attribute reads: the descriptor has no __get__, so the value lives in the instance.
 
     `bits`: the value is a register's (or a register pair's) of that width, so traces and
-    reports show it in hex, `Input[int](bits=16)` as 0x3456; without it, as it is."""
+    reports show it in hex, `Input[int](bits=16)` as 0x3456; without it, as it is.
+    `initial`: the value at power-on, which a model's `reset()` puts back
+    (`roadtest.models.regmap.MappedSMBusModel` sets it; other models set their
+    inputs in `__init__`)."""
 
-    __slots__ = ("bits", "name")
+    __slots__ = ("bits", "initial", "name")
 
-    def __init__(self, bits: int | None = None) -> None:
+    def __init__(self, bits: int | None = None, *, initial: T | NoInitial = NO_INITIAL) -> None:
         self.bits = bits
+        self.initial = initial
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -78,16 +92,20 @@ class Input(Generic[T]):
             watcher(self.name, value)
 
 
+def declared_inputs(cls: type) -> dict[str, Input[Any]]:
+    """{attribute: Input} of a model class, its bases' included (a subclass's wins)."""
+    found: dict[str, Input[Any]] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, Input):
+                found[name] = value
+    return found
+
+
 def saved_inputs(model: object) -> dict[str, Any]:
     """The current values of `model`'s `Input`s, for `restore_inputs`."""
-    names = {
-        attr.name
-        for klass in type(model).__mro__
-        for attr in vars(klass).values()
-        if isinstance(attr, Input)
-    }
     state = model.__dict__
-    return {name: state[name] for name in names if name in state}
+    return {name: state[name] for name in declared_inputs(type(model)) if name in state}
 
 
 def restore_inputs(model: object, values: Mapping[str, Any]) -> None:
@@ -218,11 +236,16 @@ class SMBusModel(I2CModel):
     def _fmt(self, value: int) -> str:
         return f"{value:#0{2 + 2 * self.regbytes}x}"
 
+    def _register(self, reg: int) -> str:
+        """How the write log's messages name a register."""
+        return f"{reg:#04x}"
+
     def _describe(self, reg: int, writes: list[int]) -> str:
         if not writes:
-            return f"register {reg:#04x} was never written"
-        return f"register {reg:#04x} was written {count(len(writes), 'time')}: " + ", ".join(
-            self._fmt(v) for v in writes
+            return f"register {self._register(reg)} was never written"
+        return (
+            f"register {self._register(reg)} was written {count(len(writes), 'time')}: "
+            + ", ".join(self._fmt(v) for v in writes)
         )
 
     def reg_writes(self, reg: int) -> list[int]:
@@ -249,16 +272,16 @@ class SMBusModel(I2CModel):
         writes = self.reg_writes(reg)
         if writes != [value]:
             raise AssertionError(
-                f"expected register {reg:#04x} to be written once with {self._fmt(value)}; "
-                + self._describe(reg, writes)
+                f"expected register {self._register(reg)} to be written once with "
+                f"{self._fmt(value)}; " + self._describe(reg, writes)
             )
 
     def assert_last_reg_write(self, reg: int, value: int) -> None:
         writes = self.reg_writes(reg)
         if not writes or writes[-1] != value:
             raise AssertionError(
-                f"expected the last write to register {reg:#04x} to be {self._fmt(value)}; "
-                + self._describe(reg, writes)
+                f"expected the last write to register {self._register(reg)} to be "
+                f"{self._fmt(value)}; " + self._describe(reg, writes)
             )
 
 

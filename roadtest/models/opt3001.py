@@ -1,75 +1,83 @@
-"""TI OPT3001 ambient light sensor (datasheet SBOS681B): 16-bit big-endian registers."""
+"""TI OPT3001 ambient light sensor (datasheet SBOS681B): 16-bit big-endian registers.
+
+The register map is the datasheet's section 7.6 (Register Maps), fields and
+reset values from its tables 9-14.
+"""
 
 from __future__ import annotations
 
 from typing import Final
 
-from roadtest.models.base import Input, ModelError, SMBusModel
+from roadtest.models.base import Input
+from roadtest.models.regmap import RO, Field, MappedSMBusModel, Register, RegisterMap
 
-REG_RESULT: Final = 0x00
-REG_CONFIGURATION: Final = 0x01
-REG_LOW_LIMIT: Final = 0x02
-REG_HIGH_LIMIT: Final = 0x03
-REG_MANUFACTURER_ID: Final = 0x7E
-REG_DEVICE_ID: Final = 0x7F
-
-CONFIG_M_MASK: Final = 0b11 << 9
-CONFIG_M_SHUTDOWN: Final = 0b00 << 9
-CONFIG_M_SINGLE: Final = 0b01 << 9
-CONFIG_OVF: Final = 1 << 8
-CONFIG_CRF: Final = 1 << 7
-CONFIG_FH: Final = 1 << 6
-CONFIG_FL: Final = 1 << 5
+EXPONENT: Final = Field("E", 15, 12)
+FRACTION: Final = Field("R", 11, 0)
+M: Final = Field("M", 10, 9, values={"SHUTDOWN": 0b00, "SINGLE": 0b01, "CONTINUOUS": 0b10})
 # OVF, CRF, FH and FL are status bits: the host cannot write them.
-CONFIG_READ_ONLY: Final = CONFIG_OVF | CONFIG_CRF | CONFIG_FH | CONFIG_FL
+CRF: Final = Field("CRF", 7, access=RO)
 
-RESET: Final = {
-    REG_RESULT: 0x0000,
-    REG_CONFIGURATION: 0xC810,
-    REG_LOW_LIMIT: 0xC000,
-    REG_HIGH_LIMIT: 0xBFFF,
-    REG_MANUFACTURER_ID: 0x5449,  # "TI"
-    REG_DEVICE_ID: 0x3001,
-}
+REGISTERS: Final = RegisterMap(
+    [
+        Register("RESULT", 0x00, 0x0000, RO, (EXPONENT, FRACTION)),
+        Register(
+            "CONFIGURATION",
+            0x01,
+            0xC810,
+            fields=(
+                Field("RN", 15, 12),
+                Field("CT", 11, values={"100MS": 0, "800MS": 1}),
+                M,
+                Field("OVF", 8, access=RO),
+                CRF,
+                Field("FH", 6, access=RO),
+                Field("FL", 5, access=RO),
+                Field("L", 4, values={"HYSTERESIS": 0, "LATCHED": 1}),
+                Field("POL", 3, values={"ACTIVE_LOW": 0, "ACTIVE_HIGH": 1}),
+                Field("ME", 2),
+                Field("FC", 1, 0),
+            ),
+        ),
+        Register("LOW_LIMIT", 0x02, 0xC000, fields=(Field("LE", 15, 12), Field("TL", 11, 0))),
+        Register("HIGH_LIMIT", 0x03, 0xBFFF, fields=(Field("HE", 15, 12), Field("TH", 11, 0))),
+        Register("MANUFACTURER_ID", 0x7E, 0x5449, RO),  # "TI"
+        Register("DEVICE_ID", 0x7F, 0x3001, RO),
+    ],
+    width=16,
+    byteorder="big",
+)
+# M's bits in place, for the per-write check.
+M_SHUTDOWN: Final = M.set(0, "SHUTDOWN")
+M_SINGLE: Final = M.set(0, "SINGLE")
+RESULT: Final = REGISTERS["RESULT"]
+CONFIGURATION: Final = REGISTERS["CONFIGURATION"]
+REG_RESULT: Final = RESULT.address
 
 
-class OPT3001(SMBusModel):
+class OPT3001(MappedSMBusModel):
     """Conversions complete at once (the guest's clock jumps anyway); `result` is what they measure.
 
     Simplified: no interrupt pin, no limit comparisons (FH/FL stay 0), no overflow.
     """
 
-    result = Input[int](bits=16)  # the RESULT register
+    register_map = REGISTERS
+    result = Input[int](bits=16, initial=0x0000)  # the RESULT register
 
-    def __init__(self) -> None:
-        super().__init__(regbytes=2, byteorder="big")
-        self.regs = dict(RESET)
-        self.result = 0x0000
-
-    def reg_read(self, addr: int) -> int:
-        try:
-            value = self.regs[addr]
-        except KeyError:  # not checked first: a read is the hot path, and try costs nothing
-            raise ModelError(f"OPT3001: read of undefined register {addr:#04x}") from None
-        if addr == REG_CONFIGURATION:
+    def on_read(self, reg: Register) -> None:
+        if reg is CONFIGURATION:
             # Reading the configuration register clears the conversion-ready flag.
-            self.regs[addr] &= ~CONFIG_CRF
-        return value
+            self.regs[CONFIGURATION.address] &= ~CRF.mask
 
-    def reg_write(self, addr: int, val: int) -> None:
-        if addr not in (REG_CONFIGURATION, REG_LOW_LIMIT, REG_HIGH_LIMIT):
-            what = "read-only" if addr in self.regs else "undefined"
-            raise ModelError(f"OPT3001: write of {val:#06x} to {what} register {addr:#04x}")
-        if addr != REG_CONFIGURATION:
-            self.regs[addr] = val
+    def on_write(self, reg: Register, old: int, new: int) -> None:
+        if reg is not CONFIGURATION:
             return
-        # Writing the configuration register also clears CRF.
-        config = (val & ~CONFIG_READ_ONLY) | (self.regs[addr] & CONFIG_READ_ONLY & ~CONFIG_CRF)
-        if config & CONFIG_M_MASK != CONFIG_M_SHUTDOWN:
+        config = new & ~CRF.mask  # writing the configuration register also clears CRF
+        mode = config & M.mask
+        if mode != M_SHUTDOWN:
             # A conversion starts and, in this model, is done immediately.
-            self.regs[REG_RESULT] = self.result
-            config |= CONFIG_CRF
-            if config & CONFIG_M_MASK == CONFIG_M_SINGLE:
+            self.regs[RESULT.address] = self.result
+            config |= CRF.mask
+            if mode == M_SINGLE:
                 # After a single-shot conversion the device returns to shutdown.
-                config = (config & ~CONFIG_M_MASK) | CONFIG_M_SHUTDOWN
-        self.regs[addr] = config
+                config = (config & ~M.mask) | M_SHUTDOWN
+        self.regs[CONFIGURATION.address] = config

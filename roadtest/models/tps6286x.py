@@ -12,23 +12,47 @@ from __future__ import annotations
 
 from typing import Final
 
-from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.regmap import RO, Field, MappedSMBusModel, Register, RegisterMap
 
-REG_VOUT1: Final = 0x01
-REG_VOUT2: Final = 0x02
-REG_CONTROL: Final = 0x03
-REG_STATUS: Final = 0x05
+RESET: Final = Field("RESET", 7)  # write 1: every register back to its reset value; reads 0
+SWEN: Final = Field("SWEN", 5)  # software enable
+FPWM: Final = Field("FPWM", 4)  # forced PWM; 0 is power-save (auto PFM/PWM)
 
-CONTROL_RESET: Final = 1 << 7  # write 1: every register back to its reset value; reads 0
-CONTROL_FPWM_DURING_CHANGE: Final = 1 << 6
-CONTROL_SWEN: Final = 1 << 5  # software enable
-CONTROL_FPWM: Final = 1 << 4  # forced PWM; 0 is power-save (auto PFM/PWM)
-CONTROL_DISCHARGE: Final = 1 << 3
-CONTROL_HICCUP: Final = 1 << 2
-CONTROL_RAMP_MASK: Final = 0b11
-
-CONTROL_RESET_VALUE: Final = 0x6B
 VOUT_RESET_VALUE: Final = 0x64  # 0.9 V; the real part's depends on its variant
+
+REGISTERS: Final = RegisterMap(
+    [
+        Register("VOUT1", 0x01, VOUT_RESET_VALUE),
+        Register("VOUT2", 0x02, VOUT_RESET_VALUE),
+        Register(
+            "CONTROL",
+            0x03,
+            0x6B,
+            fields=(
+                RESET,
+                Field("FPWM_DURING_CHANGE", 6),
+                SWEN,
+                FPWM,
+                Field("DISCHARGE", 3),
+                Field("HICCUP", 2),
+                Field("RAMP", 1, 0),
+            ),
+        ),
+        Register("STATUS", 0x05, 0x00, RO),
+    ]
+)
+VOUT1: Final = REGISTERS["VOUT1"]
+CONTROL: Final = REGISTERS["CONTROL"]
+STATUS: Final = REGISTERS["STATUS"]
+
+# The names the tests use.
+REG_VOUT1: Final = VOUT1.address
+REG_CONTROL: Final = CONTROL.address
+REG_STATUS: Final = STATUS.address
+CONTROL_RESET: Final = RESET.mask
+CONTROL_SWEN: Final = SWEN.mask
+CONTROL_FPWM: Final = FPWM.mask
+CONTROL_RESET_VALUE: Final = CONTROL.reset
 
 MIN_UV: Final = 400_000
 STEP_UV: Final = 5_000
@@ -38,49 +62,39 @@ def vout_microvolts(selector: int) -> int:
     return MIN_UV + selector * STEP_UV
 
 
-class TPS6286x(SMBusModel):
+class TPS6286x(MappedSMBusModel):
     """The converter's register file; `status` is what the STATUS register reports."""
 
-    def __init__(self, control: int = CONTROL_RESET_VALUE, vout: int = VOUT_RESET_VALUE) -> None:
-        super().__init__(regbytes=1)
-        self.power_on_control = control
-        self.power_on_vout = vout
-        self.status = 0x00
-        self.regs: dict[int, int] = {}
-        self.reset()
+    register_map = REGISTERS
 
-    def reset(self) -> None:
-        self.regs = {
-            REG_VOUT1: self.power_on_vout,
-            REG_VOUT2: self.power_on_vout,
-            REG_CONTROL: self.power_on_control,
-        }
+    def __init__(self, control: int = CONTROL.reset, vout: int = VOUT_RESET_VALUE) -> None:
+        """`control`, `vout`: the power-on CONTROL and VOUT1/VOUT2 values."""
+        super().__init__({"CONTROL": control, "VOUT1": vout, "VOUT2": vout})
+
+    @property
+    def status(self) -> int:
+        return self.regs[STATUS.address]
+
+    @status.setter
+    def status(self, value: int) -> None:
+        self.regs[STATUS.address] = value
 
     @property
     def enabled(self) -> bool:
-        return bool(self.regs[REG_CONTROL] & CONTROL_SWEN)
+        return bool(SWEN.get(self.regs[CONTROL.address]))
 
     @property
     def forced_pwm(self) -> bool:
-        return bool(self.regs[REG_CONTROL] & CONTROL_FPWM)
+        return bool(FPWM.get(self.regs[CONTROL.address]))
 
     @property
     def microvolts(self) -> int:
         """The output voltage VOUT1 selects (the VSEL pin is taken as low)."""
-        return vout_microvolts(self.regs[REG_VOUT1])
+        return vout_microvolts(self.regs[VOUT1.address])
 
-    def reg_read(self, addr: int) -> int:
-        if addr == REG_STATUS:
-            return self.status
-        try:
-            return self.regs[addr]
-        except KeyError:
-            raise ModelError(f"TPS6286x: read of reserved register {addr:#04x}") from None
-
-    def reg_write(self, addr: int, val: int) -> None:
-        if addr not in self.regs:
-            raise ModelError(f"TPS6286x: write of {val:#04x} to register {addr:#04x}")
-        if addr == REG_CONTROL and val & CONTROL_RESET:
-            self.reset()
-            return
-        self.regs[addr] = val
+    def on_write(self, reg: Register, old: int, new: int) -> None:
+        if reg is CONTROL and RESET.get(new):
+            # The registers the host writes go back to reset; STATUS reports what it sees.
+            status = self.status
+            self.reset_registers()
+            self.status = status

@@ -1,5 +1,8 @@
 """Vishay VCNL4000 proximity and ambient light sensor (datasheet 83798): 8-bit registers.
 
+The register map is the datasheet's "Register Functions" (registers #0-#10 at
+0x80-0x8A), with their reset values.
+
 Simplified: on-demand measurements complete at once (the guest's clock jumps
 anyway) and report what the test set in `als_result` / `prox_result`;
 periodic modes and the IR LED current have no effect.
@@ -9,88 +12,85 @@ from __future__ import annotations
 
 from typing import Final
 
-from roadtest.models.base import Input, ModelError, SMBusModel
+from roadtest.models.base import Input
+from roadtest.models.regmap import RO, Field, MappedSMBusModel, Register, RegisterMap
 
-REG_COMMAND: Final = 0x80
-REG_PRODUCT_ID_REVISION: Final = 0x81
-REG_RESERVED_82: Final = 0x82  # "without function in current version"
-REG_IR_LED_CURRENT: Final = 0x83
-REG_ALS_PARAM: Final = 0x84
-REG_ALS_RESULT_HIGH: Final = 0x85
-REG_ALS_RESULT_LOW: Final = 0x86
-REG_PROX_RESULT_HIGH: Final = 0x87
-REG_PROX_RESULT_LOW: Final = 0x88
-REG_PROX_SIGNAL_FREQ: Final = 0x89
-REG_PROX_MOD_TIMING: Final = 0x8A
+CONFIG_LOCK: Final = Field("CONFIG_LOCK", 7, access=RO)  # always 1
+ALS_DATA_RDY: Final = Field("ALS_DATA_RDY", 6, access=RO)  # cleared by reading the result
+PROX_DATA_RDY: Final = Field("PROX_DATA_RDY", 5, access=RO)
+ALS_OD: Final = Field("ALS_OD", 4)  # write 1: start an ALS measurement
+PROX_OD: Final = Field("PROX_OD", 3)
 
-COMMAND_CONFIG_LOCK: Final = 1 << 7  # read-only, always 1
-COMMAND_ALS_DATA_RDY: Final = 1 << 6  # read-only; cleared by reading the result
-COMMAND_PROX_DATA_RDY: Final = 1 << 5
-COMMAND_ALS_OD: Final = 1 << 4  # write 1: start an ALS measurement
-COMMAND_PROX_OD: Final = 1 << 3
+REGISTERS: Final = RegisterMap(
+    [
+        Register(
+            "COMMAND",
+            0x80,
+            0x80,
+            fields=(
+                CONFIG_LOCK,
+                ALS_DATA_RDY,
+                PROX_DATA_RDY,
+                ALS_OD,
+                PROX_OD,
+                Field("NA", 2, 0, reserved=True),
+            ),
+        ),
+        Register(
+            "PRODUCT_ID_REVISION",
+            0x81,
+            0x11,  # product 1, revision 1
+            RO,
+            (Field("PRODUCT_ID", 7, 4), Field("REVISION_ID", 3, 0)),
+        ),
+        Register("RESERVED_82", 0x82, 0x00),  # "without function in current version"
+        Register(
+            "IR_LED_CURRENT",
+            0x83,
+            0x02,  # 20 mA
+            fields=(Field("FUSE_PROG_ID", 7, 6, access=RO), Field("IR_LED_CURRENT_VALUE", 5, 0)),
+        ),
+        Register("ALS_PARAM", 0x84, 0x0D),
+        Register("ALS_RESULT_HIGH", 0x85, 0x00, RO),
+        Register("ALS_RESULT_LOW", 0x86, 0x00, RO),
+        Register("PROX_RESULT_HIGH", 0x87, 0x00, RO),
+        Register("PROX_RESULT_LOW", 0x88, 0x00, RO),
+        Register("PROX_SIGNAL_FREQ", 0x89, 0x00),
+        Register("PROX_MOD_TIMING", 0x8A, 0x01),
+    ]
+)
+COMMAND: Final = REGISTERS["COMMAND"]
+ALS_RESULT = (REGISTERS["ALS_RESULT_HIGH"], REGISTERS["ALS_RESULT_LOW"])
+PROX_RESULT = (REGISTERS["PROX_RESULT_HIGH"], REGISTERS["PROX_RESULT_LOW"])
 
-PRODUCT_ID_REVISION: Final = 0x11  # product 1, revision 1
 
-RESET: Final = {
-    REG_COMMAND: COMMAND_CONFIG_LOCK,
-    REG_PRODUCT_ID_REVISION: PRODUCT_ID_REVISION,
-    REG_RESERVED_82: 0x00,
-    REG_IR_LED_CURRENT: 0x02,
-    REG_ALS_PARAM: 0x0D,
-    REG_ALS_RESULT_HIGH: 0x00,
-    REG_ALS_RESULT_LOW: 0x00,
-    REG_PROX_RESULT_HIGH: 0x00,
-    REG_PROX_RESULT_LOW: 0x00,
-    REG_PROX_SIGNAL_FREQ: 0x00,
-    REG_PROX_MOD_TIMING: 0x01,
-}
-READ_ONLY: Final = {
-    REG_PRODUCT_ID_REVISION,
-    REG_ALS_RESULT_HIGH,
-    REG_ALS_RESULT_LOW,
-    REG_PROX_RESULT_HIGH,
-    REG_PROX_RESULT_LOW,
-}
+class VCNL4000(MappedSMBusModel):
+    register_map = REGISTERS
+    als_result = Input[int](bits=16, initial=0x0000)  # the ALS result registers, high and low byte
+    prox_result = Input[int](bits=16, initial=0x0000)  # the proximity result registers
+    # False: a broken or covered sensor, whose measurements never finish.
+    measurements_complete = Input[bool](initial=True)
 
+    def on_read(self, reg: Register) -> None:
+        if reg in ALS_RESULT:
+            self.regs[COMMAND.address] &= ~ALS_DATA_RDY.mask
+        elif reg in PROX_RESULT:
+            self.regs[COMMAND.address] &= ~PROX_DATA_RDY.mask
 
-class VCNL4000(SMBusModel):
-    als_result = Input[int](bits=16)  # the ALS result registers, high and low byte
-    prox_result = Input[int](bits=16)  # the proximity result registers
-    measurements_complete = Input[bool]()
-
-    def __init__(self) -> None:
-        super().__init__(regbytes=1)
-        self.regs = dict(RESET)
-        self.als_result = 0x0000
-        self.prox_result = 0x0000
-        # A broken or covered sensor: measurements never finish.
-        self.measurements_complete = True
-
-    def reg_read(self, addr: int) -> int:
-        if addr not in self.regs:
-            raise ModelError(f"VCNL4000: read of undefined register {addr:#04x}")
-        value = self.regs[addr]
-        if addr in (REG_ALS_RESULT_HIGH, REG_ALS_RESULT_LOW):
-            self.regs[REG_COMMAND] &= ~COMMAND_ALS_DATA_RDY
-        elif addr in (REG_PROX_RESULT_HIGH, REG_PROX_RESULT_LOW):
-            self.regs[REG_COMMAND] &= ~COMMAND_PROX_DATA_RDY
-        return value
-
-    def reg_write(self, addr: int, val: int) -> None:
-        if addr not in self.regs or addr in READ_ONLY:
-            what = "read-only" if addr in self.regs else "undefined"
-            raise ModelError(f"VCNL4000: write of {val:#04x} to {what} register {addr:#04x}")
-        if addr != REG_COMMAND:
-            self.regs[addr] = val
+    def on_write(self, reg: Register, old: int, new: int) -> None:
+        if reg is not COMMAND:
             return
-        command = self.regs[REG_COMMAND]
-        if val & COMMAND_ALS_OD and self.measurements_complete:
-            self.regs[REG_ALS_RESULT_HIGH] = self.als_result >> 8
-            self.regs[REG_ALS_RESULT_LOW] = self.als_result & 0xFF
-            command |= COMMAND_ALS_DATA_RDY
-        if val & COMMAND_PROX_OD and self.measurements_complete:
-            self.regs[REG_PROX_RESULT_HIGH] = self.prox_result >> 8
-            self.regs[REG_PROX_RESULT_LOW] = self.prox_result & 0xFF
-            command |= COMMAND_PROX_DATA_RDY
         # The od bits read back as 0 once the (instant) measurement is over.
-        self.regs[REG_COMMAND] = command
+        command = new & ~(ALS_OD.mask | PROX_OD.mask)
+        if ALS_OD.get(new) and self.measurements_complete:
+            self._measured(ALS_RESULT, self.als_result)
+            command |= ALS_DATA_RDY.mask
+        if PROX_OD.get(new) and self.measurements_complete:
+            self._measured(PROX_RESULT, self.prox_result)
+            command |= PROX_DATA_RDY.mask
+        self.regs[COMMAND.address] = command
+
+    def _measured(self, result: tuple[Register, Register], value: int) -> None:
+        high, low = result
+        self.regs[high.address] = value >> 8
+        self.regs[low.address] = value & 0xFF

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hypothesis.errors import HypothesisException, StopTest
 
 from roadtest.guest.client import AgentTimeout
-from roadtest.machine.console import PANIC, TROUBLE
+from roadtest.machine.console import TROUBLE
 from roadtest.testing import verdicts
 
 if TYPE_CHECKING:
@@ -83,9 +83,11 @@ class GuestDied(KernelFailure):
     """The guest died during the example without a panic message."""
 
 
-# First match wins: lockdep's reports start with "WARNING:" too, KASAN's with "BUG:".
+# The kernel's reports, by the text of their first line. A report comes before the panic
+# it may cause (roadtest's guests boot with panic_on_warn and oops=panic): the first
+# line that matches names the failure. Within a line, first match wins: lockdep's
+# reports start with "WARNING:" too, KASAN's with "BUG:".
 _KINDS: tuple[tuple[str, type[KernelFailure]], ...] = (
-    ("Kernel panic", KernelPanic),
     ("KASAN:", KASANReport),
     ("UBSAN:", UBSANReport),
     ("locking", LockdepReport),
@@ -94,16 +96,18 @@ _KINDS: tuple[tuple[str, type[KernelFailure]], ...] = (
     ("general protection", KernelOops),
     ("BUG:", KernelBug),
     ("WARNING:", KernelWarning),
+    ("Kernel panic", KernelPanic),
 )
 
 
-def kind_of(trouble: Sequence[str]) -> type[KernelFailure]:
-    """The failure class of a kernel report, from its lines that match console.TROUBLE."""
-    for line in trouble:
-        for text, kind in _KINDS:
-            if text in line:
-                return kind
-    return KernelFailure
+def first_report(lines: Sequence[str]) -> tuple[type[KernelFailure], str] | None:
+    """The failure class and line of the first kernel report among `lines`."""
+    for line in lines:
+        if TROUBLE.search(line):
+            for text, kind in _KINDS:
+                if text in line:
+                    return kind, line.strip()
+    return None
 
 
 def excerpt(lines: Sequence[str], limit: int = EXCERPT_LINES) -> str:
@@ -252,24 +256,27 @@ class ExampleRunner:
             except OSError:
                 pass  # it died just now: said below
         lines = console.kernel_lines_since(mark)
-        trouble = [line for line in lines if TROUBLE.search(line)]
+        report = first_report(lines)
         if not guest.alive:
             self.restart_due = True
             self._keep(lines, failed=True)
-            death = verdicts.guest_death(guest, mark, failure) or "the guest died"
-            kind = KernelPanic if any(PANIC.search(line) for line in lines) else kind_of(trouble)
-            if kind is KernelFailure:
-                kind = GuestDied
+            death = (verdicts.guest_death(guest, mark, failure) or "the guest died").split("\n")[0]
+            kind: type[KernelFailure]
+            if report is None:
+                kind, headline = GuestDied, death
+            elif report[0] is KernelPanic:
+                kind, headline = KernelPanic, death
+            else:
+                kind, headline = report[0], f"{report[1]} ({death})"
             return kind(
-                f"{death.partition(chr(10))[0]}\nkernel lines of the example:\n{excerpt(lines)}"
+                f"{headline}\nkernel lines of the example:\n{excerpt(lines)}"
                 f"\nconsole log: {guest.console_log}"
             )
-        if trouble:
+        if report is not None:
             self.restart_due = True
             self._keep(lines, failed=True)
-            kind = kind_of(trouble)
-            return kind(
-                f"the guest kernel reported trouble: {trouble[0].strip()}\n"
+            return report[0](
+                f"the guest kernel reported trouble: {report[1]}\n"
                 f"kernel lines of the example:\n{excerpt(lines)}"
             )
         self._keep(lines, failed=failure is not None)

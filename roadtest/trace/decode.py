@@ -6,9 +6,11 @@ the model declares the `Input` as a register value (`Input[int](bits=16)`).
 For an SMBus-style device (the header's regbytes > 0) an I2C transfer that is
 one write of [register, values...] reads "write CONTROL(0x03) = 0x20"; a
 write of [register] followed by a read reads "read VOUT1(0x01) -> 0x50".
-Register names are the model module's `REG_*` constants (REG_CONTROL = 0x03
-names register 0x03 "CONTROL"; the header's model, or for a trace without one
-its extra "registers"), imported only from roadtest's own models (roadtest.models.*);
+Register names come from the model's register map (`register_map`,
+roadtest.models.regmap), or for a model without one from its module's `REG_*`
+constants (REG_CONTROL = 0x03 names register 0x03 "CONTROL"); the model is the
+header's, or for a trace without one its extra "registers", imported only from
+roadtest's own models (roadtest.models.*);
 otherwise registers are shown by number. Every other transfer is shown as
 its raw messages: "i2c w 01 02 | r 3: 00 11 22".
 """
@@ -23,7 +25,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final
 
-from roadtest.models.base import Input
+from roadtest.models.base import declared_inputs
+from roadtest.models.regmap import RegisterMap
 from roadtest.text import printable
 from roadtest.trace.format import Header
 from roadtest.trace.gpio import Direction, IrqType
@@ -50,14 +53,18 @@ def _our_module(model: str) -> ModuleType | None:
 
 
 def register_names(model: str) -> dict[int, str]:
-    """{address: name} from the `REG_*` int constants of `model`'s module ("module:Class").
+    """{address: name} of `model` ("module:Class"): its class's `register_map`, or else
+    the `REG_*` int constants of its module (where two share an address the first
+    defined names it).
 
     Empty when the module is not one of roadtest's own, or cannot be imported.
-    Where two constants share an address the first defined names it.
     """
     module = _our_module(model)
     if module is None:
         return {}
+    regmap = getattr(getattr(module, model.partition(":")[2], None), "register_map", None)
+    if isinstance(regmap, RegisterMap):
+        return regmap.names()
     names: dict[int, str] = {}
     for name, value in vars(module).items():
         if name.startswith("REG_") and len(name) > 4 and type(value) is int and 0 <= value <= 0xFF:
@@ -72,12 +79,7 @@ def input_bits(model: str) -> dict[str, int]:
     cls = getattr(module, model.partition(":")[2], None) if module is not None else None
     if not isinstance(cls, type):
         return {}
-    found: dict[str, int] = {}
-    for klass in reversed(cls.__mro__):
-        for name, value in vars(klass).items():
-            if isinstance(value, Input) and value.bits:
-                found[name] = value.bits
-    return found
+    return {name: value.bits for name, value in declared_inputs(cls).items() if value.bits}
 
 
 @dataclass(frozen=True)
