@@ -9,8 +9,11 @@ Hypothesis shrinks it towards the honest model (no lies, no faults, no interrupt
 
 What a lie is: the model answers the read (its side effects happen, as on a real
 device whose value got corrupted on the way), then the answer is replaced:
-- for a register model (`SMBusModel`), by a drawn value of the register's width, in
-  the device's byte order, one per register the read covers;
+- for a model with a register map, register by register: the plan names a register
+  and which of its reads lies, with a value composed from its fields (each over its
+  named values and range, reserved bits set or clear: `field_values`);
+- for another register model (`SMBusModel`), by a drawn value of the register's width,
+  in the device's byte order, one per register the read covers;
 - for any other model, by the drawn value's bytes, repeated to the read's length.
 
 A failed transfer goes back to the driver with the virtio-i2c error status from a
@@ -29,7 +32,9 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
+from roadtest.fuzz.strategies import field_values
 from roadtest.models.base import I2CModel, Line, SMBusModel
+from roadtest.models.regmap import RegisterMap
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
 
 # How far into a device's life a plan reaches: the transfers and reads of one bind,
@@ -44,11 +49,17 @@ class HostilePlan:
     """What the device does besides answering honestly, by transfer and read number."""
 
     lies: tuple[tuple[int, int], ...] = ()  # (read message number, value)
+    # (register address, which of its reads, value): a mapped model's lies
+    register_lies: tuple[tuple[int, int, int], ...] = ()
     faults: tuple[tuple[int, int], ...] = ()  # (transfer number, first failing message)
     interrupts: tuple[int, ...] = ()  # transfer numbers after which the line toggles
 
     def __str__(self) -> str:
         parts = [f"read #{n} answers {value:#x}" for n, value in self.lies]
+        parts += [
+            f"read #{n} of register {reg:#04x} answers {value:#x}"
+            for reg, n, value in self.register_lies
+        ]
         parts += [f"transfer #{n} fails from message {m}" for n, m in self.faults]
         parts += [f"interrupt after transfer #{n}" for n in self.interrupts]
         return "; ".join(parts) or "an honest device"
@@ -60,18 +71,32 @@ def lie_values() -> st.SearchStrategy[int]:
 
 
 def plans(
-    horizon: int = PLAN_HORIZON, with_interrupts: bool = True
+    register_map: RegisterMap | None = None,
+    horizon: int = PLAN_HORIZON,
+    with_interrupts: bool = True,
 ) -> st.SearchStrategy[HostilePlan]:
-    """Plans for a hostile device (shrinking towards the honest device)."""
+    """Plans for a hostile device (shrinking towards the honest device); with the model's
+    `register_map`, its lies are register values composed from fields."""
     index = st.integers(0, horizon - 1)
     lies = st.lists(st.tuples(index, lie_values()), max_size=8, unique_by=lambda lie: lie[0])
+    register_lies: st.SearchStrategy[list[tuple[int, int, int]]] = st.just([])
+    readable = [reg for reg in register_map or () if reg.readable]
+    if readable:
+        lie = st.sampled_from(readable).flatmap(
+            lambda reg: st.tuples(st.just(reg.address), st.integers(0, 15), field_values(reg))
+        )
+        register_lies = st.lists(lie, max_size=8, unique_by=lambda lie: lie[:2])
+        lies = st.just([])
     faults = st.lists(
         st.tuples(index, st.integers(0, 2)), max_size=4, unique_by=lambda fault: fault[0]
     )
     interrupts = st.lists(index, max_size=4, unique=True) if with_interrupts else st.just([])
     return st.builds(
-        lambda lie, fault, irq: HostilePlan(tuple(lie), tuple(fault), tuple(sorted(irq))),
+        lambda lie, reg_lie, fault, irq: HostilePlan(
+            tuple(lie), tuple(reg_lie), tuple(fault), tuple(sorted(irq))
+        ),
         lies,
+        register_lies,
         faults,
         interrupts,
     )
@@ -85,6 +110,8 @@ class HostileHandler:
         self.name = f"hostile {type(model).__name__}"
         self.irq = irq
         self._lies = dict(plan.lies)
+        self._register_lies = {(reg, n): value for reg, n, value in plan.register_lies}
+        self._register_reads: dict[int, int] = {}
         self._faults = dict(plan.faults)
         self._interrupts = frozenset(plan.interrupts)
         self._lock = threading.Lock()
@@ -109,8 +136,9 @@ class HostileHandler:
             model.start_transfer()
             for msg in messages:
                 if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
+                    pointer = model.reg_addr if isinstance(model, SMBusModel) else 0
                     data = model.read(msg.length)
-                    msg.data = self._lie(data, msg.length)
+                    msg.data = self._lie(data, msg.length, pointer)
                 else:
                     model.write(msg.data)
                 msg.status = VIRTIO_I2C_MSG_OK
@@ -126,9 +154,11 @@ class HostileHandler:
             except Exception:  # noqa: BLE001 - as above
                 self.refusals += 1
 
-    def _lie(self, data: bytes, length: int) -> bytes:
+    def _lie(self, data: bytes, length: int, pointer: int) -> bytes:
         number = self.reads
         self.reads += 1
+        if self._register_lies:
+            return self._register_lie(data, pointer)
         value = self._lies.get(number)
         if value is None or length == 0:
             return data
@@ -139,3 +169,20 @@ class HostileHandler:
         else:
             register = value.to_bytes(4, "little")
         return (register * (length // len(register) + 1))[:length]
+
+    def _register_lie(self, data: bytes, pointer: int) -> bytes:
+        """A mapped model's read from register `pointer` on: each register it covers lies
+        if the plan says so for this read of it."""
+        model = self.model
+        assert isinstance(model, SMBusModel)
+        width = model.regbytes
+        out = bytearray(data)
+        for i in range(0, len(data), width):
+            reg = (pointer + i // width) & 0xFF
+            n = self._register_reads.get(reg, 0)
+            self._register_reads[reg] = n + 1
+            value = self._register_lies.get((reg, n))
+            if value is not None:
+                raw = value.to_bytes(width, model.byteorder)
+                out[i : i + width] = raw[: len(data) - i]
+        return bytes(out)

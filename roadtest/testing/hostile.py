@@ -24,6 +24,7 @@ from roadtest.errors import RoadtestError
 from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
 from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import I2CModel
+from roadtest.models.regmap import RegisterMap
 from roadtest.testing.devices import I2CDevice
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
 
@@ -132,7 +133,8 @@ def hostile_test(device: I2CDevice[I2CModel]) -> Callable[..., None]:
         check_leaks(guest, device.compatible)
 
     test.__name__ = test.__qualname__ = f"hostile_{device.origin.rpartition('.')[2]}"
-    return given(plan=plans())(test)
+    register_map = getattr(device.model, "register_map", None)
+    return given(plan=plans(register_map if isinstance(register_map, RegisterMap) else None))(test)
 
 
 class HostileModule(pytest.Module):

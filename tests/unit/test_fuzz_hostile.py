@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from roadtest.backend.i2c import I2CBus
 from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
 from roadtest.models.base import SimpleSMBusModel
+from roadtest.models.opt3001 import OPT3001
 from roadtest.trace.i2c import VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
 
 ADDR = 0x40
@@ -86,3 +87,30 @@ def test_the_simplest_plan_is_the_honest_device() -> None:
     from hypothesis import find
 
     assert find(plans(), lambda plan: True) == HostilePlan()
+
+
+def opt3001_bus(plan: HostilePlan) -> I2CBus:
+    bus = I2CBus()
+    bus.attach(ADDR, HostileHandler(OPT3001(), plan))
+    return bus
+
+
+def test_a_register_lie_answers_for_that_register_and_that_read_of_it() -> None:
+    # OPT3001 (SBOS681B): 16-bit big-endian registers; DEVICE_ID 0x7f reads 0x3001.
+    bus = opt3001_bus(HostilePlan(register_lies=((0x7F, 1, 0xBEEF),)))
+    assert serve(bus, ADDR, b"\x7f", 2)[0][1] == (OK, b"\x30\x01")  # its read #0
+    assert serve(bus, ADDR, b"\x7e", 2)[0][1] == (OK, b"\x54\x49")  # another register
+    assert serve(bus, ADDR, b"\x7f", 2)[0][1] == (OK, b"\xbe\xef")  # its read #1: the lie
+    assert serve(bus, ADDR, b"\x7f", 2)[0][1] == (OK, b"\x30\x01")
+
+
+@settings(max_examples=200, database=None)
+@given(plan=plans(OPT3001.register_map))
+def test_a_mapped_models_lies_name_its_readable_registers_with_values_that_fit(
+    plan: HostilePlan,
+) -> None:
+    assert plan.lies == ()
+    for address, _, value in plan.register_lies:
+        register = OPT3001.register_map[address]
+        assert register.readable
+        assert 0 <= value < 1 << 16
