@@ -113,15 +113,18 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from roadtest.kernel import default_cache_dir, ensure_kernel
+    from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
     from roadtest.testing.fuzz_command import fuzz, parse_duration
 
     if args.examples is not None and args.duration is not None:
         raise RoadtestError("--examples and --duration cannot be used together")
     duration = parse_duration(args.duration) if args.duration is not None else None
+    root = repo_root()
+    variant = None if args.no_sanitizers else sanitizers.kernel_variant(root)
+    options = list(args.pytest_options) + ([] if args.no_sanitizers else [SANITIZERS])
     return fuzz(
         args.selection,
-        args.pytest_options,
+        options,
         hostile=args.hostile,
         examples=args.examples,
         duration=duration,
@@ -129,7 +132,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         default_selection=repo_root() / "tests" / "drivers",
         pytest_main=pytest_main,
         cache=default_cache_dir(),
-        build_kernel=lambda: ensure_kernel(repo_root()),
+        build_kernel=lambda: ensure_kernel(root, variant=variant),
     )
 
 
@@ -200,7 +203,8 @@ def parser() -> argparse.ArgumentParser:
         "fuzz",
         help="run Hypothesis properties (or hostile devices) long and random",
         description="Run the @given tests of the selection (default: tests/drivers) in the "
-        "roadtest-fuzz profile, with a progress line and a summary per property. Exit status "
+        "roadtest-fuzz profile, on the sanitizer kernel (KASAN, kmemleak), with a progress "
+        "line and a summary per property. Exit status "
         "1 on any failure, with the command that reproduces it. Options it does not know "
         "are pytest's and roadtest run's, in their --opt=VALUE form.",
     )
@@ -216,6 +220,12 @@ def parser() -> argparse.ArgumentParser:
         "--duration", metavar="TIME", help="run rounds of examples for this long (90s, 10m, 1h)"
     )
     fuzz.add_argument("--seed", type=int, metavar="S", help="the random seed (of the first round)")
+    fuzz.add_argument(
+        "--no-sanitizers",
+        action="store_true",
+        help="run on the main kernel, not the sanitizer kernel (faster; blind to KASAN "
+        "reports and leaks)",
+    )
     fuzz.set_defaults(func=cmd_fuzz, pytest_options=[])
     replay = sub.add_parser(
         "replay",

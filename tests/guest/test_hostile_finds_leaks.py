@@ -1,6 +1,7 @@
 """Hostile-device mode finds what a driver does wrong with nothing but its test file's
 device declarations: here, an opt3001 driver patched to leak one allocation per probe
-(data/opt3001-leak-in-probe.patch), on the sanitizer kernel. The honest driver passes."""
+(data/opt3001-leak-in-probe.patch), on the sanitizer kernel (`roadtest fuzz`'s default).
+The honest driver passes."""
 
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ def hostile(*args: str) -> subprocess.CompletedProcess[str]:
             "--hostile",
             "--examples=10",
             str(TESTS),
-            "--roadtest-sanitizers",
             f"--roadtest-cpu={other_cpu}",
             *args,
         ],
@@ -39,6 +39,7 @@ def hostile(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.timeout(900)  # a module build, and a kmemleak scan per example while shrinking
 def test_hostile_mode_finds_a_probe_that_leaks(tmp_path: Path) -> None:
     kernel = ensure_kernel(repo_root(), variant=sanitizers.kernel_variant(repo_root()))
     leaky = build_external_module(kernel, DRIVER, tmp_path, patches=[LEAK])
@@ -51,6 +52,7 @@ def test_hostile_mode_finds_a_probe_that_leaks(tmp_path: Path) -> None:
     assert f"--roadtest-module={leaky}" in out  # the reproducer keeps the module
 
 
+@pytest.mark.timeout(900)
 def test_the_honest_driver_leaves_nothing_behind() -> None:
     result = hostile()
     assert result.returncode == 0, result.stdout + result.stderr
