@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
 from roadtest.kernel.external import build_external_module
