@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from roadtest.models.opt3001 import OPT3001
 from roadtest.testing import I2CDevice, RoadtestSession, read_str
 
-SENSOR = I2CDevice(
+# Not SENSOR: `roadtest shell opt3001` names each device by its declaration, and
+# test_opt3001.SENSOR is the one its users (and tests/guest/test_shell.py) know as `sensor`.
+LUX_SENSOR = I2CDevice(
     compatible="ti,opt3001",
     model=OPT3001,
     dts="""
@@ -28,7 +30,7 @@ def test_lux_is_the_datasheet_formula(guest: RoadtestSession, result: int) -> No
 
     The IIO ABI prints in_illuminance_input as a decimal; it must be that value exactly,
     for every 16-bit result the chip can report."""
-    dev = guest.bound_for_examples(SENSOR)
+    dev = guest.bound_for_examples(LUX_SENSOR)
     dev.model.result = result
     exponent, mantissa = result >> 12, result & 0xFFF
     lux = Decimal(read_str(dev.path.only("iio:device*") / "in_illuminance_input"))
