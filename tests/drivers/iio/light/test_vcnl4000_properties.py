@@ -101,13 +101,15 @@ def test_every_proximity_value(
 
 
 class SlowMeasurements:
-    """A VCNL4000/4010 whose on-demand measurement takes `ready_after` reads of the COMMAND
-    register to finish (None: it never does; 0: at once, as the plain model).
+    """A VCNL4000/4010 whose on-demand measurement takes time: the first `ready_after`
+    reads of the COMMAND register still show it in progress, the next one finds it done
+    (None: it never ends; 0: done at once, as in the plain model).
 
     The datasheets (VCNL4000 83798, VCNL4010 83462, register #0): writing als_od or prox_od
     starts a measurement; its data-ready bit (als_data_rdy, prox_data_rdy) is 1 "when
     data is available in the result registers" and is reset by reading them; until then
-    the result registers keep the previous measurement. A new od request restarts it."""
+    the result registers keep the previous measurement. A new od request during one
+    restarts it (the model's choice: the datasheets do not say)."""
 
     ready_after = Input[int | None]()
     # What the models this mixes into have.
