@@ -1,0 +1,107 @@
+"""The vcnl4000-family proximity property finds a real kernel bug on its own: the division
+by zero that kernel-patches/0002 fixes.
+
+vcnl4000.ko is built out of tree from the cached kernel tree with 0002 taken back out
+(the tree has it applied: the patch is applied in reverse). Then, each in a pytest
+subprocess with its own guest, test_vcnl4000_properties.py's test_every_proximity_value
+for the VCNL4020 runs:
+
+(a) with `--roadtest-module=<that module>`: the first in_proximity_raw read panics the
+    guest ("Kernel mode signal 8", the divide error on UML); the example fails with
+    KernelPanic, and the report gives the minimal input, results=[0] (every value divides
+    by zero: Hypothesis's first example, the simplest, is already the minimal one, so
+    there is nothing left to shrink; test_fuzz_examples.py shows a panic being shrunk),
+    and the command that reproduces it, with the module option;
+(b) with the cache's module (0002 applied): the same property passes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from roadtest.checkout import repo_root
+from roadtest.kernel import Kernel, default_cache_dir, ensure_kernel
+from roadtest.kernel.external import build_external_module
+
+REPO = repo_root()
+PATCH = REPO / "kernel-patches" / "0002-iio-light-vcnl4000-Fix-division-by-zero-reading-VCNL.patch"
+DRIVER = "drivers/iio/light/vcnl4000.c"
+PROPERTY = (
+    REPO
+    / "tests/drivers/iio/light/test_vcnl4000_properties.py::test_every_proximity_value[vcnl4020]"
+)
+TIMEOUT = 600  # per inner run: shrinking restarts the guest after each panic
+
+
+def reversed_patch(patch: Path, out: Path) -> Path:
+    """`patch` undone, as a patch of its own (what `patch -R` applies): the old and new
+    sides of each file header, hunk header and line swapped."""
+    lines = []
+    for line in patch.read_text().splitlines(keepends=True):
+        if line.startswith("--- "):
+            line = "+++ " + line[4:]
+        elif line.startswith("+++ "):
+            line = "--- " + line[4:]
+        elif hunk := re.match(r"@@ -(\S+) \+(\S+) @@(.*)", line, re.S):
+            line = f"@@ -{hunk[2]} +{hunk[1]} @@{hunk[3]}"
+        elif line[:1] in "+-":
+            line = {"+": "-", "-": "+"}[line[0]] + line[1:]
+        lines.append(line)
+    # The headers must stay in order: "--- a" before "+++ b".
+    text = re.sub(r"^(\+\+\+ .*\n)(--- .*\n)", r"\2\1", "".join(lines), flags=re.M)
+    out.write_text(text)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pytester gives the inner run a HOME of its own; the kernel cache must stay the real one.
+    monkeypatch.setenv("ROADTEST_CACHE", str(default_cache_dir()))
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Kernel:
+    return ensure_kernel(REPO)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
+    return pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        f"--roadtest-cpu={other_cpu}",
+        str(PROPERTY),
+        *args,
+        timeout=TIMEOUT,
+    )
+
+
+def test_the_proximity_property_finds_the_division_by_zero(
+    kernel: Kernel, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    undo = reversed_patch(PATCH, tmp_path / "undo-0002.patch")
+    unpatched = build_external_module(kernel, DRIVER, tmp_path / "unpatched", patches=[undo])
+
+    # (a) The property alone finds the panic, shrinks it and says how to reproduce it.
+    found = run(pytester, f"--roadtest-module={unpatched}")
+    out = found.stdout.str()
+    found.assert_outcomes(failed=1)
+    panic = (
+        "KernelPanic: the guest kernel panicked: Kernel panic - not syncing: Kernel mode signal 8"
+    )
+    assert panic in out, out
+    shrunk = re.search(r"(?:Falsifying example|Failing test case): .*?results=(\[.*?\])", out, re.S)
+    assert shrunk is not None and shrunk[1] == "[0]", out
+    assert "roadtest reproduce" in out
+    reproducer = re.search(r"^roadtest run .*test_every_proximity_value\[vcnl4020\].*$", out, re.M)
+    assert reproducer is not None, out
+    assert f"--roadtest-module={unpatched}" in reproducer[0]
+    print(f"{panic}\nshrunk to results={shrunk[1]}\n{reproducer[0]}")
+
+    # (b) The patched module (the cache's) passes the same property.
+    fixed = run(pytester)
+    fixed.assert_outcomes(passed=1)
