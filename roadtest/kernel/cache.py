@@ -116,6 +116,11 @@ class Entry:
         value = self._info("make_vars")
         return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else []
 
+    def fragments(self) -> list[str]:
+        """The file names of the config fragments it was built from ([] if not recorded)."""
+        value = self._info("fragments")
+        return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else []
+
     def _info(self, name: str) -> object:
         try:
             return json.loads(self.info.read_text()).get(name)

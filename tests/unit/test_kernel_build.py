@@ -308,6 +308,29 @@ def test_a_variant_starts_from_a_build_made_with_its_own_kbuild_variables(fake: 
     assert str(main.build_dir.parent) not in started[0]
 
 
+def test_a_variant_starts_from_a_build_of_its_own_fragments(fake: Fake) -> None:
+    # A sanitizer variant sets no kbuild variable, as the main kernel, but its fragment
+    # (KASAN) changes every object: started from the main build, it would recompile all.
+    fake.write("sanitize.config", "CONFIG_SANITIZE=y\n")
+    fake.write("drv.config", "CONFIG_DRV=y\n")
+    base = fake.repo / "kernel-patches/base.config"
+    variant = Variant((base, fake.repo / "drv.config", fake.repo / "sanitize.config"))
+    first = ensure_kernel(fake.repo, variant=variant, cache_dir=fake.cache, progress=print)
+    time.sleep(0.01)
+    main = ensure_kernel(
+        fake.repo,
+        variant=Variant((base, fake.repo / "drv.config")),
+        cache_dir=fake.cache,
+        progress=print,
+    )
+    fake.write("drv.config", "CONFIG_DRV=m\n")
+    fake.messages.clear()
+    ensure_kernel(fake.repo, variant=variant, cache_dir=fake.cache, progress=fake.messages.append)
+    started = [m for m in fake.messages if "starting from the build in" in m]
+    assert started and str(first.build_dir.parent) in started[0], fake.messages
+    assert str(main.build_dir.parent) not in started[0]
+
+
 def test_changed_patch_rebuilds_with_a_new_source_tree(fake: Fake) -> None:
     first = fake.ensure()
     fake.write("kernel-patches/0001-fake-change-b.patch", GOOD_PATCH.replace("b = 1", "b = 3"))

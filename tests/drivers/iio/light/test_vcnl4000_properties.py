@@ -21,15 +21,11 @@ from hypothesis import strategies as st
 
 from roadtest.models.base import Input
 from roadtest.models.vcnl4000 import (
-    COMMAND_ALS_DATA_RDY,
-    COMMAND_ALS_OD,
-    COMMAND_PROX_DATA_RDY,
-    COMMAND_PROX_OD,
-    REG_ALS_RESULT_HIGH,
-    REG_ALS_RESULT_LOW,
-    REG_COMMAND,
-    REG_PROX_RESULT_HIGH,
-    REG_PROX_RESULT_LOW,
+    ALS_DATA_RDY,
+    ALS_OD,
+    PROX_DATA_RDY,
+    PROX_OD,
+    REGISTERS,
     VCNL4000,
 )
 from roadtest.models.vcnl4010 import VCNL4020
@@ -37,6 +33,16 @@ from roadtest.models.vcnl4040 import VCNL4040
 from roadtest.testing import I2CDevice, RoadtestSession, read_int, read_str
 
 RESULT = st.integers(0, 0xFFFF)
+# Register #0 (COMMAND) and the result registers, as the VCNL4000 and VCNL4010 share them.
+REG_COMMAND = REGISTERS["COMMAND"].address
+REG_ALS_RESULT_HIGH = REGISTERS["ALS_RESULT_HIGH"].address
+REG_ALS_RESULT_LOW = REGISTERS["ALS_RESULT_LOW"].address
+REG_PROX_RESULT_HIGH = REGISTERS["PROX_RESULT_HIGH"].address
+REG_PROX_RESULT_LOW = REGISTERS["PROX_RESULT_LOW"].address
+COMMAND_ALS_DATA_RDY = ALS_DATA_RDY.mask
+COMMAND_PROX_DATA_RDY = PROX_DATA_RDY.mask
+COMMAND_ALS_OD = ALS_OD.mask
+COMMAND_PROX_OD = PROX_OD.mask
 
 
 def sensor(compatible: str, model: Any) -> I2CDevice[Any]:
@@ -111,7 +117,7 @@ class SlowMeasurements:
     the result registers keep the previous measurement. A new od request during one
     restarts it (the model's choice: the datasheets do not say)."""
 
-    ready_after = Input[int | None]()
+    ready_after = Input[int | None](initial=0)
     # What the models this mixes into have.
     regs: dict[int, int]
     als_result: int
@@ -122,7 +128,7 @@ class SlowMeasurements:
         super().__init__()
         self.ready_after = 0
         self._measuring = 0  # the od bits of the measurement in progress
-        self._measured = (0, 0)  # what it measures: the ALS and proximity results at its start
+        self._sampled = (0, 0)  # what it measures: the ALS and proximity results at its start
         self._reads_left: int | None = 0
 
     def reg_write(self, addr: int, val: int) -> None:
@@ -137,7 +143,7 @@ class SlowMeasurements:
         finally:
             self.measurements_complete = complete
         self._measuring, self._reads_left = requested, self.ready_after
-        self._measured = (self.als_result, self.prox_result)
+        self._sampled = (self.als_result, self.prox_result)
         if self._reads_left == 0:
             self._finish()
 
@@ -161,7 +167,7 @@ class SlowMeasurements:
 
     def _finish(self) -> None:
         regs = self.regs
-        als, prox = self._measured
+        als, prox = self._sampled
         if self._measuring & COMMAND_ALS_OD:
             regs[REG_ALS_RESULT_HIGH], regs[REG_ALS_RESULT_LOW] = divmod(als, 256)
             regs[REG_COMMAND] |= COMMAND_ALS_DATA_RDY
