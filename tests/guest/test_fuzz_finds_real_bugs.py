@@ -1,5 +1,6 @@
-"""The vcnl4000-family proximity property finds a real kernel bug on its own: the division
-by zero that kernel-patches/0002 fixes.
+"""The datasheet properties find real kernel bugs: the division by zero that
+kernel-patches/0002 fixes, on its own; and the two bugs they found in 6.12 (0004, 0005),
+whose properties are these patches' regression tests: they fail without them.
 
 vcnl4000.ko is built out of tree from the cached kernel tree with 0002 taken back out
 (the tree has it applied: the patch is applied in reverse). Then, each in a pytest
@@ -13,6 +14,10 @@ for the VCNL4020 runs:
     there is nothing left to shrink; test_fuzz_examples.py shows a panic being shrunk),
     and the command that reproduces it, with the module option;
 (b) with the cache's module (0002 applied): the same property passes.
+
+For 0004 (vcnl4000: a measurement given up on) and 0005 (pcf8563: digits that are not
+BCD) the same: the module built with the patch taken back out fails its property, the
+cache's passes.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from roadtest.kernel.external import build_external_module
 REPO = repo_root()
 PATCH = REPO / "kernel-patches" / "0002-iio-light-vcnl4000-Fix-division-by-zero-reading-VCNL.patch"
 DRIVER = "drivers/iio/light/vcnl4000.c"
+PATCHES = REPO / "kernel-patches"
 PROPERTY = (
     REPO
     / "tests/drivers/iio/light/test_vcnl4000_properties.py::test_every_proximity_value[vcnl4020]"
@@ -68,13 +74,13 @@ def kernel() -> Kernel:
     return ensure_kernel(REPO)
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+def run(pytester: pytest.Pytester, *args: str, tests: str = str(PROPERTY)) -> pytest.RunResult:
     other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     return pytester.runpytest_subprocess(
         "-p",
         "no:cacheprovider",
         f"--roadtest-cpu={other_cpu}",
-        str(PROPERTY),
+        tests,
         *args,
         timeout=TIMEOUT,
     )
@@ -105,3 +111,39 @@ def test_the_proximity_property_finds_the_division_by_zero(
     # (b) The patched module (the cache's) passes the same property.
     fixed = run(pytester)
     fixed.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("patch", "source", "tests", "count"),
+    [
+        (
+            "0004-iio-light-vcnl4000-Do-not-report-the-result-of-a-mea.patch",
+            DRIVER,
+            "tests/drivers/iio/light/test_vcnl4000_properties.py::"
+            "test_a_measurement_that_ends_after_the_driver_gave_up",
+            4,  # two chips, two channels
+        ),
+        (
+            "0005-rtc-pcf8563-Refuse-a-date-and-time-whose-digits-are-.patch",
+            "drivers/rtc/rtc-pcf8563.c",
+            "tests/drivers/rtc/test_pcf8563_properties.py::test_a_digit_above_nine_is_an_error",
+            1,
+        ),
+    ],
+    ids=["0004-vcnl4000", "0005-pcf8563"],
+)
+def test_a_found_bug_fails_its_property_without_its_patch(
+    kernel: Kernel,
+    pytester: pytest.Pytester,
+    tmp_path: Path,
+    patch: str,
+    source: str,
+    tests: str,
+    count: int,
+) -> None:
+    undo = reversed_patch(PATCHES / patch, tmp_path / f"undo-{patch}")
+    unpatched = build_external_module(kernel, source, tmp_path / "unpatched", patches=[undo])
+    without = run(pytester, f"--roadtest-module={unpatched}", tests=str(REPO / tests))
+    without.assert_outcomes(failed=count)
+    with_patch = run(pytester, tests=str(REPO / tests))
+    with_patch.assert_outcomes(passed=count)

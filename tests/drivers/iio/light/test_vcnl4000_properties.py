@@ -236,12 +236,6 @@ def test_data_ready_whenever_it_comes(
         assert reported == result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vcnl4000_measure() takes a data-ready bit left by a measurement it gave up on "
-    "(EIO) for its new one's, and reports that older result (found by a property: the "
-    "roadtest report has it; the lead decides on a kernel patch)",
-)
 @pytest.mark.parametrize("channel", sorted(CHANNELS))
 @pytest.mark.parametrize("device", [SLOW_VCNL4000, SLOW_VCNL4020], ids=["vcnl4000", "vcnl4020"])
 def test_a_measurement_that_ends_after_the_driver_gave_up(
@@ -256,7 +250,8 @@ def test_a_measurement_that_ends_after_the_driver_gave_up(
     The minimal example Hypothesis shrank this property to (old, new and the new
     measurement's COMMAND reads to data-ready drawn): old=0, new=1, ready_after=1, on
     both chips and both channels. It stays a fixed example: a failing property costs its
-    shrinking on every run."""
+    shrinking on every run. The regression test of kernel-patches/0004
+    (tests/guest/test_fuzz_finds_real_bugs.py shows it failing without the patch)."""
     old, new = 0, 1
     with guest.bound(device) as dev:
         model = dev.model
