@@ -11,6 +11,7 @@ A failure ends the campaign after its round: Hypothesis has shrunk it by then.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -179,27 +180,33 @@ def fuzz(
     build_kernel()  # before pytest, so its progress is not hidden behind pytest's capture
     profiles.register(cache)
     campaign = Campaign()
-    progress = _Progress(campaign, hostile, sys.stderr.write)
+    # pytest captures the tests' stderr, fd 2 included: the progress line goes to a copy of
+    # the stderr this command started with.
+    stderr = os.dup(2)
+    progress = _Progress(campaign, hostile, lambda text: os.write(stderr, text.encode()))
     args = [*pytest_options, *(["--roadtest-hostile"] if hostile else [])]
     args += ["-q", "-p", "no:cacheprovider", "--timeout=0"]  # each example has its hang limit
     # Hypothesis is imported already (its profiles): pytest may not rewrite its asserts.
     args += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
     args += list(selection) or [str(default_selection)]
-    rounds = 0
-    status = 0
-    while True:
-        per_round = examples if examples is not None else ROUND_EXAMPLES
-        settings.register_profile(
-            "roadtest-fuzz-run", settings.get_profile(profiles.FUZZ), max_examples=per_round
-        )
-        settings.load_profile("roadtest-fuzz-run")
-        core.global_force_seed = None if seed is None else seed + rounds  # type: ignore[assignment]
-        status = pytest_main(args, [progress])
-        rounds += 1
-        if status not in (0, 1) or campaign.failed or duration is None:
-            break
-        if time.monotonic() - campaign.started >= duration:
-            break
+    try:
+        rounds = 0
+        status = 0
+        while True:
+            per_round = examples if examples is not None else ROUND_EXAMPLES
+            settings.register_profile(
+                "roadtest-fuzz-run", settings.get_profile(profiles.FUZZ), max_examples=per_round
+            )
+            settings.load_profile("roadtest-fuzz-run")
+            core.global_force_seed = None if seed is None else seed + rounds  # type: ignore[assignment]
+            status = pytest_main(args, [progress])
+            rounds += 1
+            if status not in (0, 1) or campaign.failed or duration is None:
+                break
+            if time.monotonic() - campaign.started >= duration:
+                break
+    finally:
+        os.close(stderr)
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(progress_line(campaign, time.monotonic()).replace("fuzz", f"fuzz, {rounds} rounds,", 1))
