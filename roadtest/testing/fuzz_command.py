@@ -6,7 +6,9 @@ It is a pytest run of the selection's `@given` tests under the `roadtest-fuzz` p
 property. `--duration` runs rounds of examples until the time is up: Hypothesis has no
 time budget of its own, and a round is a run with a new seed (a round of the same seed
 would draw the same examples again), which also lets the database's failures come first.
-A failure ends the campaign after its round: Hypothesis has shrunk it by then.
+A failure ends the campaign after its round: Hypothesis has shrunk it by then. Each round
+is sized from the last one's pace so that the campaign ends near its time (the first
+round measures the pace, with a few examples).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from roadtest.errors import RoadtestError
 from roadtest.fuzz import profiles
 from roadtest.testing.examples import ExampleStats
 
-ROUND_EXAMPLES = 500  # of each property, per round of a --duration campaign
+ROUND_EXAMPLES = 500  # of each property, at most, per round of a --duration campaign
+FIRST_ROUND_EXAMPLES = 20  # a --duration campaign's first round: it measures the pace
 _PROGRESS_EVERY = 0.5  # seconds between progress lines on a terminal
 _PROGRESS_EVERY_LOG = 30.0  # and in a log (not a terminal)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
@@ -153,6 +156,17 @@ def summary(campaign: Campaign) -> str:
     return "\n".join(lines)
 
 
+def round_size(campaign: Campaign, before: tuple[int, float], left: float) -> int:
+    """Examples per property for the next round, so that it ends about when the time is up
+    (the last round's pace, over all its properties), within 1 and ROUND_EXAMPLES."""
+    examples = campaign.stats.examples - before[0]
+    seconds = campaign.stats.seconds - before[1]
+    properties = max(1, len(campaign.results))
+    if examples <= 0 or seconds <= 0:
+        return FIRST_ROUND_EXAMPLES
+    return max(1, min(ROUND_EXAMPLES, int(left * examples / seconds / properties)))
+
+
 def fuzz(
     selection: Sequence[str],
     pytest_options: Sequence[str],
@@ -192,8 +206,9 @@ def fuzz(
     try:
         rounds = 0
         status = 0
+        per_round = examples if examples is not None else FIRST_ROUND_EXAMPLES
         while True:
-            per_round = examples if examples is not None else ROUND_EXAMPLES
+            before = (campaign.stats.examples, campaign.stats.seconds)
             settings.register_profile(
                 "roadtest-fuzz-run", settings.get_profile(profiles.FUZZ), max_examples=per_round
             )
@@ -203,8 +218,10 @@ def fuzz(
             rounds += 1
             if status not in (0, 1) or campaign.failed or duration is None:
                 break
-            if time.monotonic() - campaign.started >= duration:
+            left = duration - (time.monotonic() - campaign.started)
+            if left <= 0:
                 break
+            per_round = round_size(campaign, before, left)
     finally:
         os.close(stderr)
     if sys.stderr.isatty():

@@ -88,3 +88,21 @@ def test_a_database_hypothesis_wrote_is_accepted(own_cache: Path) -> None:
         fails()
     assert any(db.rglob("*"))  # it saved the failure
     profiles.check_database(db)
+
+
+def test_rounds_are_sized_to_end_near_the_time() -> None:
+    from roadtest.testing.fuzz_command import (
+        FIRST_ROUND_EXAMPLES,
+        ROUND_EXAMPLES,
+        Campaign,
+        PropertyResult,
+        round_size,
+    )
+
+    campaign = Campaign()
+    campaign.results = {"a": PropertyResult(), "b": PropertyResult()}
+    assert round_size(campaign, (0, 0.0), 60) == FIRST_ROUND_EXAMPLES  # nothing measured yet
+    campaign.stats.examples, campaign.stats.seconds = 40, 20.0  # 2 examples a second
+    assert round_size(campaign, (0, 0.0), 60) == 60  # 60 s: 120 examples over 2 properties
+    assert round_size(campaign, (0, 0.0), 1e6) == ROUND_EXAMPLES
+    assert round_size(campaign, (0, 0.0), 0.1) == 1
