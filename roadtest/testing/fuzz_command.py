@@ -73,6 +73,7 @@ class _Progress:
         self.write = write
         self.tty = sys.stderr.isatty()
         self.last_print = 0.0
+        self.examples = FIRST_ROUND_EXAMPLES  # per property, this round
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -85,6 +86,8 @@ class _Progress:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        for item in items:
+            _set_examples(getattr(item, "obj", None), self.examples)
         if self.hostile:
             return  # every item is a hostile test
         properties = [i for i in items if hasattr(getattr(i, "obj", None), "hypothesis")]
@@ -115,6 +118,20 @@ class _Progress:
         self.last_print = now
         line = progress_line(self.campaign, now)
         self.write(f"\r\033[K{line}" if self.tty else line + "\n")
+
+
+def _set_examples(test: object, examples: int) -> None:
+    """This round's examples for a @given test. Hypothesis takes a test's settings when it
+    decorates it, from the profile loaded then: a module imported in an earlier round
+    would keep that round's count. (`_hypothesis_internal_use_settings` is where given()
+    keeps them, an internal name: tests/unit/test_fuzz_command.py checks it still works.)"""
+    from hypothesis import settings
+
+    current = getattr(test, "_hypothesis_internal_use_settings", None)
+    if isinstance(current, settings) and current.max_examples != examples:
+        test._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
+            current, max_examples=examples
+        )
 
 
 def progress_line(campaign: Campaign, now: float) -> str:
@@ -214,6 +231,7 @@ def fuzz(
             )
             settings.load_profile("roadtest-fuzz-run")
             core.global_force_seed = None if seed is None else seed + rounds  # type: ignore[assignment]
+            progress.examples = per_round
             status = pytest_main(args, [progress])
             rounds += 1
             if status not in (0, 1) or campaign.failed or duration is None:

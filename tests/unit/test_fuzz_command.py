@@ -106,3 +106,21 @@ def test_rounds_are_sized_to_end_near_the_time() -> None:
     assert round_size(campaign, (0, 0.0), 60) == 60  # 60 s: 120 examples over 2 properties
     assert round_size(campaign, (0, 0.0), 1e6) == ROUND_EXAMPLES
     assert round_size(campaign, (0, 0.0), 0.1) == 1
+
+
+def test_a_round_sets_the_examples_of_a_test_decorated_before_it() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from roadtest.testing.fuzz_command import _set_examples
+
+    runs: list[int] = []
+
+    @settings(max_examples=5, database=None)
+    @given(st.integers())
+    def prop(x: int) -> None:
+        runs.append(x)
+
+    _set_examples(prop, 37)
+    prop()
+    assert len(runs) == 37
