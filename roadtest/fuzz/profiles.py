@@ -6,16 +6,19 @@
 - `roadtest-fuzz` (`roadtest fuzz`): random and long, with the example database in
   the cache (never the repository), so a failure found once is tried first next time.
 
-Both: no deadline (an example's time is the guest's, which host load moves), and no
-health check against the function-scoped `guest` fixture (one guest serves every
-example of a test on purpose: the examples runner keeps it clean between them).
+Both: no deadline (an example's time is the guest's, which host load moves), no health
+check against the function-scoped `guest` fixture (one guest serves every example of a
+test on purpose: the examples runner keeps it clean between them), and no explain
+phase: after a failure it runs about a hundred variants of the minimal example to find
+the host lines only failing examples ran, and when each crashes the kernel each costs a
+guest boot, while the lines it finds are roadtest's, not the driver's.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, choices_from_bytes
 
 from roadtest.errors import RoadtestError
@@ -35,7 +38,12 @@ def database_dir(cache: Path) -> Path:
 
 def register(cache: Path) -> None:
     """Register both profiles (the fuzz one's database under `cache`); loads none."""
-    common = settings(deadline=None, suppress_health_check=_SUPPRESSED, print_blob=True)
+    common = settings(
+        deadline=None,
+        suppress_health_check=_SUPPRESSED,
+        print_blob=True,
+        phases=[p for p in Phase if p is not Phase.explain],
+    )
     settings.register_profile(
         QUICK, common, max_examples=QUICK_EXAMPLES, derandomize=True, database=None
     )
