@@ -124,6 +124,7 @@ def run(args: list[str], examples: int) -> ExampleStats:
     settings.load_profile("bench")
     stats = Stats()
     quiet = ["-qq", "--tb=no", "-p", "no:logging", "-p", "no:cacheprovider", "--timeout=0"]
+    quiet += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]  # Hypothesis: imported already
     pytest_main([*args, *quiet], [stats])
     return stats.stats
 
