@@ -284,7 +284,12 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
     from hypothesis import settings
 
-    if settings.get_current_profile_name() == "default":  # nobody chose one: not the CLI, not -p
+    # roadtest's quick profile unless a roadtest profile is loaded (`roadtest fuzz`) or
+    # the run names one (--hypothesis-profile): not Hypothesis's own "default", nor the
+    # "ci" it loads by itself when CI is set, which keep the health check that fails every
+    # @given test using the function-scoped `guest` fixture.
+    chosen = config.getoption("--hypothesis-profile", None)
+    if not chosen and not settings.get_current_profile_name().startswith("roadtest-"):
         settings.load_profile(profiles.QUICK)
     config.stash[EXAMPLE_STATS] = examples.ExampleStats()
     if config.getoption("--roadtest-hostile"):
