@@ -71,14 +71,14 @@ class BackendLog(logging.Handler):
 _backend_log = BackendLog()
 
 
-def _register_profiles() -> None:
-    # At import, before any plugin's pytest_configure may load one (--hypothesis-profile).
+def _default_cache() -> Path:
     from roadtest.kernel import default_cache_dir
 
-    profiles.register(default_cache_dir())
+    return default_cache_dir()
 
 
-_register_profiles()
+# At import, before any plugin's pytest_configure may load one (--hypothesis-profile).
+profiles.register(_default_cache())
 
 
 class TestLog:
@@ -489,7 +489,6 @@ def open_session(
     """The worker's guest session as the run's options say, booted (RoadtestError if it
     cannot be). `groups`: the sets of devices used together (default: each collected test
     module's); `terminal`: a host pty for an interactive shell in the guest (BootConfig)."""
-    from roadtest.kernel import default_cache_dir
     from roadtest.machine import registry
     from roadtest.testing.session import RoadtestSession, default_workdir
 
@@ -501,7 +500,7 @@ def open_session(
     # round trip took half the time that way (bench/bench_foundation.py).
     os.sched_setaffinity(0, {cpu})
     workdir_opt = config.getoption("--roadtest-workdir")
-    cache = default_cache_dir()
+    cache = _default_cache()
     workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
     if groups is None:
         groups = list(collected(config).values())
@@ -773,7 +772,7 @@ def _report_examples(
     current = settings()  # the loaded profile's values
     if current.database is not None:
         lines.append(
-            f"(the example database, {profiles.database_dir(default_cache())}, keeps the "
+            f"(the example database, {profiles.database_dir(_default_cache())}, keeps the "
             "minimal example: Hypothesis tries it first)"
         )
     elif current.derandomize:
@@ -790,12 +789,6 @@ def _report_examples(
         report.sections.append(
             ("roadtest replaced guests", "console logs: " + ", ".join(runner.console_logs))
         )
-
-
-def default_cache() -> Path:
-    from roadtest.kernel import default_cache_dir
-
-    return default_cache_dir()
 
 
 def _headline(report: pytest.TestReport) -> str:
