@@ -198,7 +198,10 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
     candidates = [
         e
         for e in layout.entries()
-        if e.path != entry.path and e.stamp.is_file() and e.source_key() == inputs.source_key
+        if e.path != entry.path
+        and e.stamp.is_file()
+        and e.source_key() == inputs.source_key
+        and e.target() == inputs.target.name  # another ARCH's objects are all rebuilt
     ]
     if not candidates:
         return None
@@ -253,6 +256,7 @@ def _build(
                     "source_key": inputs.source_key,
                     "make_vars": list(inputs.make_vars),
                     "fragments": _fragment_names(inputs),
+                    "target": inputs.target.name,
                 }
             )
             + "\n",

@@ -33,9 +33,10 @@ KEY_VERSION = "1"
 
 # Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
 # tree 1.7 GB); a config-only change starts from the newest build of the same source.
-# Four: the main kernel, its coverage and sanitizer variants (run --coverage, --sanitizers)
-# and an older one, so that using all three never evicts one.
-KEEP_BUILDS = 4
+# Five: the main kernel, its coverage and sanitizer variants (run --coverage, --sanitizers),
+# the x86_64 kernel (--machine x86_64) and an older one, so that using all four never
+# evicts one.
+KEEP_BUILDS = 5
 
 CACHE_ENV = "ROADTEST_CACHE"
 
@@ -120,6 +121,11 @@ class Entry:
         """The file names of the config fragments it was built from ([] if not recorded)."""
         value = self._info("fragments")
         return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else []
+
+    def target(self) -> str:
+        """The target it was built for (roadtest.arch; entries from before targets: um)."""
+        value = self._info("target")
+        return value if isinstance(value, str) else "um"
 
     def _info(self, name: str) -> object:
         try:

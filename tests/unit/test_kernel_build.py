@@ -8,6 +8,7 @@ FAKE_MAKE_FAIL (the build fails), FAKE_MAKE_SLEEP (the build takes that long).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel
 from roadtest.kernel.build import _StderrProgress
@@ -331,6 +333,18 @@ def test_a_variant_starts_from_a_build_of_its_own_fragments(fake: Fake) -> None:
     assert str(main.build_dir.parent) not in started[0]
 
 
+def test_another_architecture_never_starts_from_a_build_of_this_one(fake: Fake) -> None:
+    # Every object of an x86_64 build differs from a UML build's: a copy would only cost.
+    fake.ensure()
+    other = dataclasses.replace(UM, name="x86_64", make_arch="x86_64")
+    fake.messages.clear()
+    kernel = ensure_kernel(
+        fake.repo, cache_dir=fake.cache, progress=fake.messages.append, target=other
+    )
+    assert kernel.target == other
+    assert not [m for m in fake.messages if "starting from the build in" in m], fake.messages
+
+
 def test_changed_patch_rebuilds_with_a_new_source_tree(fake: Fake) -> None:
     first = fake.ensure()
     fake.write("kernel-patches/0001-fake-change-b.patch", GOOD_PATCH.replace("b = 1", "b = 3"))
@@ -352,13 +366,13 @@ def test_explicit_fragments(fake: Fake) -> None:
 
 
 def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
-    # The README: the newest four builds are kept (a kernel, its two variants, and one).
-    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
+    # docs/commands.md: the five most recently used builds are kept.
+    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y", "n\nCONFIG_OTHER=y"):
         fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
         proc = fake.in_subprocess()
         proc.communicate()
         assert proc.returncode == 0
-    assert len(fake.entries()) == 4
+    assert len(fake.entries()) == 5
     assert len(fake.sources()) == 1
 
 
@@ -368,15 +382,15 @@ def test_builds_in_use_by_another_process_are_kept(fake: Fake) -> None:
     assert holder.stdout is not None
     held = Path(holder.stdout.readline().strip())
     try:
-        # Four newer builds push the held one out of the newest four.
-        for value in ("m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y"):
+        # Five newer builds push the held one out of the newest five.
+        for value in ("m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y", "n\nCONFIG_OTHER=y"):
             fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
             proc = fake.in_subprocess()
             proc.communicate()
             assert proc.returncode == 0
         assert held.is_file()
         assert held.parent.parent in fake.entries()
-        assert len(fake.entries()) == 5  # the held one is kept on top of the newest four
+        assert len(fake.entries()) == 6  # the held one is kept on top of the newest five
     finally:
         holder.communicate("")
 
