@@ -17,16 +17,33 @@ SANITIZERS = "--roadtest-sanitizers"  # the plugin's option; `run --sanitizers` 
 _XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"}
 
 
+MACHINE = "--roadtest-machine"  # the plugin's option; `--machine` is short for it
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from roadtest.kernel import build_main, sanitizers
+    from roadtest.machine import registry
     from roadtest.testing import coverage
 
     root = repo_root()
+    target = registry.get(args.machine).target
     if args.coverage:
-        return build_main(root, coverage.kernel_variant(root))
+        return build_main(root, coverage.kernel_variant(root, target), target)
     if args.sanitizers:
-        return build_main(root, sanitizers.kernel_variant(root))
-    return build_main(root)
+        return build_main(root, sanitizers.kernel_variant(root, target), target)
+    return build_main(root, target=target)
+
+
+def machine_option(args: list[str]) -> tuple[list[str], str]:
+    """`--machine NAME` (or --roadtest-machine) taken out of pytest's arguments, as the
+    plugin's --roadtest-machine=NAME put back, and the machine's name (default: um)."""
+    from roadtest.machine import registry
+
+    rest, name = _take_option(args, "--machine", "")
+    rest, plugin_name = _take_option(rest, MACHINE, "")
+    name = name or plugin_name or registry.DEFAULT
+    registry.get(name)  # an unknown name is one line, before any build
+    return [*rest, f"{MACHINE}={name}"], name
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -36,20 +53,23 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_pytest(pytest_args: list[str]) -> int:
     """pytest on driver tests (default: tests/drivers), with the kernel built first."""
     from roadtest.kernel import ensure_kernel, sanitizers
+    from roadtest.machine import registry
     from roadtest.testing import coverage
 
     # `roadtest run --coverage` is the plugin's --roadtest-coverage, into roadtest-coverage/;
     # `--sanitizers` its --roadtest-sanitizers.
     short = {"--coverage": "--roadtest-coverage=roadtest-coverage", "--sanitizers": SANITIZERS}
     pytest_args = [short.get(a, a) for a in pytest_args]
+    pytest_args, machine = machine_option(pytest_args)
+    target = registry.get(machine).target
     root = repo_root()
     variant = None
     if any(a.startswith("--roadtest-coverage") for a in pytest_args):
-        variant = coverage.kernel_variant(root)
+        variant = coverage.kernel_variant(root, target)
     elif SANITIZERS in pytest_args:
-        variant = sanitizers.kernel_variant(root)
+        variant = sanitizers.kernel_variant(root, target)
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
-    ensure_kernel(root, variant=variant)
+    ensure_kernel(root, variant=variant, target=target)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     return pytest_main(pytest_args)
@@ -114,14 +134,17 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
+    from roadtest.machine import registry
     from roadtest.testing.fuzz_command import fuzz, parse_duration
 
     if args.examples is not None and args.duration is not None:
         raise RoadtestError("--examples and --duration cannot be used together")
     duration = parse_duration(args.duration) if args.duration is not None else None
     root = repo_root()
-    variant = None if args.no_sanitizers else sanitizers.kernel_variant(root)
-    options = list(args.pytest_options) + ([] if args.no_sanitizers else [SANITIZERS])
+    options, machine = machine_option(list(args.pytest_options))
+    target = registry.get(machine).target
+    variant = None if args.no_sanitizers else sanitizers.kernel_variant(root, target)
+    options += [] if args.no_sanitizers else [SANITIZERS]
     return fuzz(
         args.selection,
         options,
@@ -132,7 +155,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         default_selection=repo_root() / "tests" / "drivers",
         pytest_main=pytest_main,
         cache=default_cache_dir(),
-        build_kernel=lambda: ensure_kernel(root, variant=variant),
+        build_kernel=lambda: ensure_kernel(root, variant=variant, target=target),
     )
 
 
@@ -178,6 +201,12 @@ def parser() -> argparse.ArgumentParser:
         "--sanitizers",
         action="store_true",
         help="the KASAN and kmemleak variant that `run --sanitizers` (and fuzzing) uses",
+    )
+    build.add_argument(
+        "--machine",
+        default="um",
+        metavar="NAME",
+        help="the machine whose kernel to build: um (default) or x86_64 (QEMU)",
     )
     build.set_defaults(func=cmd_build)
     run = sub.add_parser(

@@ -2,8 +2,11 @@
 
 Started by the kernel as `init=<python> -- -I -S <this file>`, with
 ROADTEST_WORK (the run's work directory, the one writable host path),
-ROADTEST_AGENT_TTY (the tty wired to the host's channel) and
-ROADTEST_PYTHONPATH (where roadtest and msgpack are) in its environment.
+ROADTEST_AGENT_TTY (the tty or port wired to the host's channel) and
+ROADTEST_PYTHONPATH (where roadtest and msgpack are) in its environment;
+on QEMU also ROADTEST_WORK_TAG (the 9p share that is the work directory:
+UML's is hostfs) and ROADTEST_POWER_OFF=reboot (no ACPI to power off with:
+QEMU's -no-reboot ends the machine at a reboot).
 `-I -S` and an explicit path keep Python's start short: every file it looks
 up is a hostfs round trip. PID 1 must never exit: whatever happens, it ends
 by powering the guest off.
@@ -46,7 +49,11 @@ def prepare(work: str) -> None:
     mount("tmpfs", "/run", "tmpfs")
     # The root is the host's, read-only; the work dir is the only writable host path.
     # The host's /tmp stays visible (tests put files there); scratch space is the work dir.
-    mount("none", work, "hostfs", 0, work)
+    tag = os.environ.get("ROADTEST_WORK_TAG")
+    if tag:
+        mount(tag, work, "9p", 0, "trans=virtio,version=9p2000.L,msize=262144")
+    else:
+        mount("none", work, "hostfs", 0, work)
     os.makedirs(f"{work}/tmp", exist_ok=True)
     os.environ["TMPDIR"] = f"{work}/tmp"
     # Tests bind drivers themselves; a driver must not grab a device on module load.
@@ -58,6 +65,8 @@ def prepare(work: str) -> None:
 
 def open_channel(path: str) -> Channel:
     fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    if not os.isatty(fd):
+        return Channel(fd)  # a virtio-serial port: bytes as they are
     tty.setraw(fd)
     attrs = termios.tcgetattr(fd)
     attrs[1] &= ~termios.OPOST
@@ -67,6 +76,8 @@ def open_channel(path: str) -> Channel:
 
 def power(op: str) -> None:
     os.sync()
+    if os.environ.get("ROADTEST_POWER_OFF") == "reboot":
+        op = "reboot"
     cmd = _LINUX_REBOOT_CMD_RESTART if op == "reboot" else _LINUX_REBOOT_CMD_POWER_OFF
     _libc.reboot(cmd)
     while True:  # reboot() does not return; never let PID 1 exit

@@ -29,6 +29,17 @@ class GuestError(Exception):
     """The guest failed to boot, crashed, or hung."""
 
 
+@dataclass(frozen=True)
+class VirtioNode:
+    """One backend device as the guest's devicetree declares it; the machine wraps it in its
+    transport (UML: a virtio,uml node with the socket; QEMU: a PCI slot)."""
+
+    label: str  # the node's name and label: fragments and phandles use &label
+    device_id: int  # the virtio spec's device id
+    socket: Path  # the backend's vhost-user socket for it
+    properties: str  # devicetree properties of the device node itself
+
+
 @dataclass
 class BootConfig:
     """How to boot one guest; a machine ignores what it has no use for."""
@@ -36,6 +47,9 @@ class BootConfig:
     image: Path  # the kernel image (Kernel.image)
     workdir: Path  # the guest's logs and scratch; the one host path it may write
     dtb: Path | None = None
+    # The backend's devices, in the devicetree's order: a machine whose transport is not
+    # in the tree (QEMU's PCI devices) connects them itself.
+    virtio: list[VirtioNode] = field(default_factory=list)
     cpu: int | None = 0  # the host CPU to pin the guest to
     mem: str = "128M"
     time_travel: bool = True  # the guest clock skips idle time
@@ -47,17 +61,6 @@ class BootConfig:
     terminal: int | None = None
     boot_timeout: float = 30.0
     call_timeout: float | None = 30.0  # None: no call into the guest times out (under gdb)
-
-
-@dataclass(frozen=True)
-class VirtioNode:
-    """One backend device as the guest's devicetree declares it; the machine wraps it in its
-    transport (UML: a virtio,uml node with the socket; QEMU: a PCI slot)."""
-
-    label: str  # the node's name and label: fragments and phandles use &label
-    device_id: int  # the virtio spec's device id
-    socket: Path  # the backend's vhost-user socket for it
-    properties: str  # devicetree properties of the device node itself
 
 
 def device_node(node: VirtioNode, indent: str) -> str:
@@ -92,6 +95,10 @@ class Machine(ABC):
     @abstractmethod
     def start(self) -> None:
         """Boot, and return once the agent is ready (GuestError if it does not come up)."""
+
+    def describe(self) -> str:
+        """What ran the guest, for reports: the machine, its kernel, and its emulator."""
+        return f"{self.name} {self.release}".strip()
 
     def flush_console(self, marker: str, since: int, timeout: float) -> None:
         """Make sure every kernel line so far reached `console`: the guest prints `marker`
@@ -141,6 +148,10 @@ class MachineType(ABC):
     name: str  # --roadtest-machine's value
     target: Target  # the architecture its kernel is built for
     gdb = False  # whether gdb can attach to its guests' kernels (Machine.gdb_command)
+
+    def describe(self) -> str:
+        """The kind of guest and what runs it on this host, for a run's report header."""
+        return self.name
 
     def build(self, repo_root: Path, variant: Variant | None = None) -> Kernel:
         """The machine's kernel (or `variant` of it), built if needed."""

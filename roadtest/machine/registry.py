@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from roadtest.errors import RoadtestError
 from roadtest.machine.base import MachineType
+from roadtest.machine.qemu import X86_64_QEMU
 from roadtest.machine.uml import UML
 
 DEFAULT = UML.name
-_MACHINES: dict[str, MachineType] = {UML.name: UML}
+_MACHINES: dict[str, MachineType] = {UML.name: UML, X86_64_QEMU.name: X86_64_QEMU}
 
 
 def register(machine_type: MachineType) -> None:

@@ -9,6 +9,7 @@ cases, in the order they finished:
       KTAP version 1
       # Subtest: tests/drivers/iio/light/test_opt3001.py
       1..2
+      # machine: UML 6.12.118-roadtest
       ok 1 test_illuminance
       # <the failure and the test's kernel log, one diagnostic line each>
       not ok 2 test_interrupt
@@ -38,6 +39,7 @@ class _Case:
     failed: bool = False
     directive: str = ""  # "SKIP ...", "ERROR ...", "XFAIL ..."
     diagnostics: list[str] = field(default_factory=list)
+    machine: str = ""  # the guest it ran on (Machine.describe)
 
 
 def _text(value: str) -> str:
@@ -70,6 +72,7 @@ class KtapReport:
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         case = self._case(report.nodeid)
+        case.machine = str(dict(report.user_properties).get("machine", case.machine))
         if report.skipped:
             if hasattr(report, "wasxfail"):
                 case.directive = f"XFAIL {report.wasxfail}".rstrip()
@@ -108,6 +111,8 @@ class KtapReport:
                 f"{_INDENT}1..{len(cases)}",
             ]
             for index, case in enumerate(cases.values(), start=1):
+                if case.machine:
+                    lines.append(f"{_INDENT}# machine: {printable(case.machine)}")
                 lines += [f"{_INDENT}# {printable(line)}".rstrip() for line in case.diagnostics]
                 result = "not ok" if case.failed else "ok"
                 directive = f" # {_text(case.directive)}" if case.directive else ""

@@ -280,6 +280,12 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         timeouts.set_default_limit(config, limits=not gdb.enabled(config))
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    from roadtest.machine import registry
+
+    return f"roadtest machine: {registry.get(config.getoption('--roadtest-machine')).describe()}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
     from hypothesis import settings
@@ -812,6 +818,9 @@ def pytest_runtest_makereport(
 
         add_failed_test(Path(results), item.nodeid, _headline(report))
     test_log = item.stash.get(_KEY_LOG, None)
+    if test_log is not None and test_log.guest is not None and report.when == "call":
+        # Which machine the test ran on (junit's properties, KTAP's diagnostics).
+        report.user_properties.append(("machine", test_log.guest.describe()))
     if test_log is None or not report.failed:
         return report
     runner = item.stash.get(_RUNNER, None)

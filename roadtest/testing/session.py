@@ -268,6 +268,7 @@ class RoadtestSession:
             image=self.kernel.image,
             workdir=self.workdir / f"guest-{self.boots}",
             dtb=self.dtb,
+            virtio=virtio_nodes(self.backend),
             cpu=self.cpu,
             time_travel=self.time_travel,
             extra_args=self.boot_args,
