@@ -5,7 +5,7 @@ VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
-.PHONY: all setup system venv kernel run test unit drivers hostile replay traces lint clean
+.PHONY: all setup system venv kernel run test unit drivers hostile replay x86_64 traces lint clean
 
 all: run
 
@@ -51,6 +51,13 @@ hostile: kernel
 replay: kernel
 	$(VENV)/bin/roadtest replay --golden traces
 
+# The drivers, our patches and the golden traces again, in an x86_64 kernel under QEMU
+# (TCG where KVM is not usable). The properties run there too (in the quick profile).
+x86_64: kernel
+	$(VENV)/bin/roadtest build --machine x86_64
+	$(VENV)/bin/roadtest run --machine x86_64 tests/drivers
+	$(VENV)/bin/roadtest replay --machine=x86_64 --golden traces
+
 traces: kernel
 	$(VENV)/bin/roadtest record tests/drivers --ignore-glob='*_properties.py'
 
@@ -59,7 +66,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check roadtest tests bench
 	$(VENV)/bin/mypy
 
-test: lint unit drivers hostile replay
+test: lint unit drivers hostile replay x86_64
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -212,7 +212,9 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="run driver tests (arguments go to pytest; default: tests/drivers)",
-        description="Run driver tests with pytest; every argument is passed to pytest.",
+        description="Run driver tests with pytest; every argument is passed to pytest, but "
+        "--machine NAME (the kind of guest: um, or x86_64 under QEMU) and --vm qemu (the "
+        "whole run inside a QEMU VM; record and replay take it too).",
     )
     run.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="pytest arguments, e.g. -k opt3001 -n 2"
@@ -376,10 +378,42 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
     return rest, value
 
 
+def cmd_vm(command: str, args: list[str]) -> int:
+    """`roadtest run|record|replay --vm qemu ...`: the same command inside a QEMU VM."""
+    from roadtest.arch.x86_64 import X86_64
+    from roadtest.kernel import default_cache_dir, ensure_kernel
+    from roadtest.testing.session import default_workdir
+    from roadtest.testing.vm_command import run_in_vm
+
+    root = repo_root()
+    cache = default_cache_dir()
+
+    def build_kernels() -> Path:
+        ensure_kernel(root)  # the UML kernel the run boots in the VM
+        return ensure_kernel(root, target=X86_64).image
+
+    return run_in_vm(
+        command,
+        args,
+        repo_root=root,
+        cache=cache,
+        workdir=default_workdir(cache, "vm"),
+        build_kernels=build_kernels,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     previous = signals.install()
     try:
+        if argv[:1] in (["run"], ["record"], ["replay"]) and not {"-h", "--help"} & set(argv):
+            from roadtest.testing.vm_command import take_vm
+
+            rest, vm = take_vm(argv[1:])
+            if vm is not None:
+                in_vm = cmd_vm(argv[0], rest)
+                signals.check()
+                return in_vm
         if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
             # Everything after `run` is pytest's, options first included (argparse would eat them).
             args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])

@@ -8,7 +8,9 @@ what they need:
 - features: VIRTIO_F_VERSION_1, VHOST_USER_F_PROTOCOL_FEATURES, and the ring
   features INDIRECT_DESC and EVENT_IDX, plus the device's own;
 - protocol features MQ (GET_QUEUE_NUM), REPLY_ACK, BACKEND_REQ (UML falls
-  back to IRQ 0 without it, which collides with the timer) and CONFIG;
+  back to IRQ 0 without it, which collides with the timer), and CONFIG for a
+  device that has a config space (virtio-gpio; virtio-i2c has none, and QEMU
+  warns when a backend offers CONFIG to its vhost-user-i2c);
 - replies carry flags exactly REPLY|VERSION (UML rejects anything else), and
   a message with NEED_REPLY gets a u64 ack (0 = success) unless it has a
   reply of its own;
@@ -167,6 +169,9 @@ class VhostUserConnection:
             Virtqueue(i, self.memory, f"{self.name}.vq{i}") for i in range(device.num_queues)
         ]
         self.offered_features = TRANSPORT_FEATURES | device.device_features
+        self.offered_protocol = PROTOCOL_FEATURES
+        if not device.get_config():
+            self.offered_protocol &= ~PROTOCOL_F_CONFIG
         self.acked_features = 0
         self.protocol_features = 0
         self.backend_req_fd = -1
@@ -505,13 +510,13 @@ class VhostUserConnection:
 
     def _get_protocol_features(self, request: int, payload: bytes, fds: list[int]) -> bool:
         close_fds(fds)
-        self._reply_u64(request, PROTOCOL_FEATURES)
+        self._reply_u64(request, self.offered_protocol)
         return True
 
     def _set_protocol_features(self, request: int, payload: bytes, fds: list[int]) -> bool:
         close_fds(fds)
         features = self._u64(payload)
-        if features & ~PROTOCOL_FEATURES:
+        if features & ~self.offered_protocol:
             log.warning(
                 "%s: frontend set protocol features we did not offer: %#x", self.name, features
             )

@@ -143,22 +143,30 @@ _spawned: dict[int, Any] = {}
 
 def spawn(argv: list[str], tty: str, cwd: str, env: dict[str, str]) -> int:
     """Start a program in a session of its own with `tty` as its controlling terminal and
-    its stdin, stdout and stderr (an interactive shell), and return its pid at once."""
+    its stdin, stdout and stderr (an interactive shell), and return its pid at once. `tty`
+    may be a port that is no terminal (a virtio-serial port: a --vm run's output); the
+    program then has none, and reads nothing."""
     import subprocess
     import termios
 
     fd = os.open(tty, os.O_RDWR | os.O_NOCTTY)
+    terminal = os.isatty(fd)
+
+    def take_terminal() -> None:
+        # After setsid, in the child: take the tty even if a dead shell's session had it.
+        if terminal:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 1)
+
     try:
         proc = subprocess.Popen(
             argv,
-            stdin=fd,
+            stdin=fd if terminal else subprocess.DEVNULL,
             stdout=fd,
             stderr=fd,
             cwd=cwd,
             env=env,
             start_new_session=True,
-            # After setsid, in the child: take the tty even if a dead shell's session had it.
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 1),
+            preexec_fn=take_terminal,
         )
     finally:
         os.close(fd)

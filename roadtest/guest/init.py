@@ -4,9 +4,11 @@ Started by the kernel as `init=<python> -- -I -S <this file>`, with
 ROADTEST_WORK (the run's work directory, the one writable host path),
 ROADTEST_AGENT_TTY (the tty or port wired to the host's channel) and
 ROADTEST_PYTHONPATH (where roadtest and msgpack are) in its environment;
-on QEMU also ROADTEST_WORK_TAG (the 9p share that is the work directory:
-UML's is hostfs) and ROADTEST_POWER_OFF=reboot (no ACPI to power off with:
-QEMU's -no-reboot ends the machine at a reboot).
+on QEMU also ROADTEST_SHARES (`tag=path;...`: the 9p shares, the work
+directory first, mounted at their host paths; UML's work dir is hostfs),
+ROADTEST_POWER_OFF=reboot (QEMU's -no-reboot ends the machine at a reboot,
+whatever the firmware offers) and, in a --vm run's VM, ROADTEST_ROOT_OVERLAY=1
+(the read-only root under a tmpfs: a writable root whose writes stay here).
 `-I -S` and an explicit path keep Python's start short: every file it looks
 up is a hostfs round trip. PID 1 must never exit: whatever happens, it ends
 by powering the guest off.
@@ -40,7 +42,27 @@ def mount(source: str, target: str, fstype: str, flags: int = 0, data: str = "")
             raise OSError(err, f"mount {fstype} on {target}: {os.strerror(err)}")
 
 
+def overlay_root() -> None:
+    """Make the root the host's (read-only) under a tmpfs, and move into it."""
+    mount("tmpfs", "/run", "tmpfs")
+    for name in ("upper", "work", "root"):
+        os.mkdir(f"/run/{name}")
+    mount("overlay", "/run/root", "overlay", 0, "lowerdir=/,upperdir=/run/upper,workdir=/run/work")
+    os.chdir("/run/root")
+    os.chroot(".")
+    os.chdir("/")
+
+
+def mount_shares(shares: str) -> None:
+    for share in shares.split(";"):
+        tag, _, path = share.partition("=")
+        os.makedirs(path, exist_ok=True)  # exists on the host: only the overlay may lack it
+        mount(tag, path, "9p", 0, "trans=virtio,version=9p2000.L,msize=262144")
+
+
 def prepare(work: str) -> None:
+    if os.environ.get("ROADTEST_ROOT_OVERLAY") == "1":
+        overlay_root()
     mount("proc", "/proc", "proc")
     mount("sysfs", "/sys", "sysfs")
     mount("devtmpfs", "/dev", "devtmpfs")
@@ -49,11 +71,13 @@ def prepare(work: str) -> None:
     mount("tmpfs", "/run", "tmpfs")
     # The root is the host's, read-only; the work dir is the only writable host path.
     # The host's /tmp stays visible (tests put files there); scratch space is the work dir.
-    tag = os.environ.get("ROADTEST_WORK_TAG")
-    if tag:
-        mount(tag, work, "9p", 0, "trans=virtio,version=9p2000.L,msize=262144")
+    shares = os.environ.get("ROADTEST_SHARES")
+    if shares:
+        mount_shares(shares)
     else:
         mount("none", work, "hostfs", 0, work)
+    # UML keeps its memory in /dev/shm (a --vm run's guests; the sandbox mounts its own).
+    os.makedirs("/dev/shm", exist_ok=True)
     os.makedirs(f"{work}/tmp", exist_ok=True)
     os.environ["TMPDIR"] = f"{work}/tmp"
     # Tests bind drivers themselves; a driver must not grab a device on module load.

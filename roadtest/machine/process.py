@@ -18,6 +18,7 @@ import socket
 import subprocess
 import time
 from abc import abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgpack
@@ -67,11 +68,12 @@ def init_args() -> list[str]:
     return ["--", "-I", "-S", str(Path(roadtest.guest.__file__).with_name("init.py"))]
 
 
-def confined(config: BootConfig, writable: Path, program: list[str]) -> list[str]:
-    """`program` started through the sandbox: it can write `writable` and nothing else of
-    the host's, and runs on the config's CPU."""
-    launcher = [config.python, "-I", "-S", str(Path(sandbox.__file__)), "--writable"]
-    launcher.append(str(writable))
+def confined(config: BootConfig, writable: Sequence[Path], program: list[str]) -> list[str]:
+    """`program` started through the sandbox: it can write the `writable` directories and
+    nothing else of the host's, and runs on the config's CPU."""
+    launcher = [config.python, "-I", "-S", str(Path(sandbox.__file__))]
+    for path in writable:
+        launcher += ["--writable", str(path)]
     if config.cpu is not None:
         launcher += ["--cpu", str(config.cpu)]
     return [*launcher, "--", *program]
@@ -161,7 +163,11 @@ class ProcessGuest(Machine):
         why = [line for line in lines if "roadtest sandbox:" in line]
         # A kernel that panics at boot (a bad init=, say) says why; the channel does not.
         panic = next((m.group(0) for line in lines if (m := PANIC.search(line))), None)
-        return why[-1].strip() if why else panic or str(err)
+        if why or panic:
+            return why[-1].strip() if why else str(panic)
+        # A host program that refused to start (QEMU's own error) says why on its last line.
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        return f"{err}: {last}" if self.exited() and last else str(err)
 
     def exited(self) -> bool:
         return self.proc is None or self.proc.poll() is not None

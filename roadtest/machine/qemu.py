@@ -22,10 +22,12 @@ import shutil
 import socket
 import struct
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from roadtest.arch.x86_64 import X86_64
 from roadtest.machine.base import BootConfig, GuestError, MachineType, VirtioNode, device_node
@@ -47,8 +49,8 @@ FRONTENDS = {0x22: "vhost-user-i2c-pci", 0x29: "vhost-user-gpio-pci"}
 AGENT_SLOT = 3
 FIRST_VIRTIO_SLOT = 4
 AGENT_PORT = "/dev/vport0p1"  # port 1 of the first virtio-serial device
+OUTPUT_PORT = "/dev/vport0p2"  # port 2: a --vm run's output (QEMUGuest.output)
 ROOT_TAG = "/dev/root"  # Documentation/filesystems/9p.rst's tag for a 9p root
-WORK_TAG = "work"
 
 # Boot protocol (Documentation/arch/x86/boot.rst).
 _SETUP_SECTS = 0x1F1
@@ -169,19 +171,38 @@ def qemu_dtb(dtb: bytes, setup: int) -> bytes:
 
 
 class QEMUGuest(ProcessGuest):
-    """One x86_64 guest: qemu-system-x86_64, confined on the host by sandbox.py."""
+    """One x86_64 guest: qemu-system-x86_64, confined on the host by sandbox.py.
+
+    A --vm run's VM has more: `shares`, host directories it may write besides its work
+    directory (9p, at the same paths); `overlay`, a root that is the host's under a tmpfs
+    in the guest's memory (writable in the guest, the host's untouched); and `output`,
+    a port (OUTPUT_PORT) whose bytes go to this file object."""
 
     name = "QEMU x86_64"
 
-    def __init__(self, config: BootConfig) -> None:
+    def __init__(
+        self,
+        config: BootConfig,
+        shares: Sequence[Path] = (),
+        overlay: bool = False,
+        output: BinaryIO | None = None,
+    ) -> None:
         super().__init__(config)
         if config.terminal is not None:
             raise GuestError("a terminal in the guest (roadtest shell) needs a UML guest")
         self.virtio = list(config.virtio)
+        self.shares = [self.workdir, *(p.resolve() for p in shares)]
+        for path in self.shares:
+            if any(c in str(path) for c in ' ;="\t'):
+                raise GuestError(f"{path}: QEMU's 9p shares cannot have a space, ; or = in it")
+        self.overlay = overlay
+        self.output = output
         self.qemu = find_qemu()
         self.accel = accelerator()
         self.agent_socket = self.workdir / "agent.sock"
-        self._listener: socket.socket | None = None
+        self.output_socket = self.workdir / "output.sock"
+        self._listeners: dict[Path, socket.socket] = {}
+        self._output_thread: threading.Thread | None = None
 
     def describe(self) -> str:
         accel = self.accel.name if self.accel.name == "kvm" else f"tcg: {self.accel.why}"
@@ -201,7 +222,8 @@ class QEMUGuest(ProcessGuest):
             *COMMON_BOOT_ARGS,
             *cfg.extra_args,
             f"ROADTEST_WORK={self.workdir}",
-            f"ROADTEST_WORK_TAG={WORK_TAG}",
+            f"ROADTEST_SHARES={';'.join(f'fs{i}={p}' for i, p in enumerate(self.shares, 1))}",
+            *(["ROADTEST_ROOT_OVERLAY=1"] if self.overlay else []),
             f"ROADTEST_AGENT_TTY={AGENT_PORT}",
             "ROADTEST_POWER_OFF=reboot",
             f"ROADTEST_PYTHONPATH={guest_python_path()}",
@@ -211,12 +233,13 @@ class QEMUGuest(ProcessGuest):
 
     def program(self) -> list[str]:
         cfg = self.config
+        memory = cfg.mem if self.overlay else MEMORY
         args = [
             self.qemu.path,
-            *("-M", "pc", "-accel", self.accel.name, "-m", MEMORY, "-smp", "1"),
+            *("-M", "pc", "-accel", self.accel.name, "-m", memory, "-smp", "1"),
             *("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"),
             # vhost-user needs the guest's memory shared with the backend.
-            *("-object", f"memory-backend-memfd,id=mem,size={MEMORY},share=on"),
+            *("-object", f"memory-backend-memfd,id=mem,size={memory},share=on"),
             *("-machine", "memory-backend=mem"),
             *("-chardev", "stdio,id=console,signal=off", "-serial", "chardev:console"),
             *("-kernel", str(cfg.image), "-append", " ".join(self.kernel_args())),
@@ -234,16 +257,21 @@ class QEMUGuest(ProcessGuest):
             *("-chardev", f"socket,id=agent,path={self.agent_socket}"),
             *("-device", "virtserialport,chardev=agent,name=roadtest.agent,nr=1"),
         ]
-        shares = [
-            (ROOT_TAG, "/", ",readonly=on,multidevs=remap"),
-            (WORK_TAG, str(self.workdir), ""),
-        ]
+        if self.output is not None:
+            args += [
+                *("-chardev", f"socket,id=output,path={self.output_socket}"),
+                *("-device", "virtserialport,chardev=output,name=roadtest.output,nr=2"),
+            ]
+        # The host's root, read-only (multidevs=remap: its mounts' inode numbers collide),
+        # then the writable shares, each with the tag ROADTEST_SHARES gives init.
+        shares = [(ROOT_TAG, Path("/"), ",readonly=on,multidevs=remap")]
+        shares += [(f"fs{i}", path, "") for i, path in enumerate(self.shares, 1)]
         for i, (tag, path, extra) in enumerate(shares):
             slot = FIRST_VIRTIO_SLOT + len(self.virtio) + i
             args += ["-fsdev", f"local,id=fs{i},path={path},security_model=none{extra}"]
             args += ["-device", f"virtio-9p-pci,fsdev=fs{i},mount_tag={tag},addr={slot:#x}"]
         # The guest is untrusted, and so is a QEMU it may exploit: confine QEMU on the host.
-        return confined(cfg, self.workdir, args)
+        return confined(cfg, self.shares, args)
 
     def prepare(self) -> None:
         if self.config.dtb is not None:
@@ -251,39 +279,61 @@ class QEMUGuest(ProcessGuest):
             (self.workdir / "qemu.dtb").write_bytes(qemu_dtb(self.config.dtb.read_bytes(), setup))
 
     def open_channel(self) -> tuple[int, ...]:
-        # QEMU connects to it (a client chardev) as it starts, as it does to the backend.
-        self.agent_socket.unlink(missing_ok=True)
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        self._listener.bind(str(self.agent_socket))
-        self._listener.listen(1)
+        # QEMU connects to them (client chardevs) as it starts, as it does to the backend.
+        paths = [self.agent_socket] + ([self.output_socket] if self.output is not None else [])
+        for path in paths:
+            path.unlink(missing_ok=True)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            listener.bind(str(path))
+            listener.listen(1)
+            self._listeners[path] = listener
         return ()
 
-    def connect_channel(self, deadline: float) -> socket.socket:
-        listener = self._listener
-        assert listener is not None
+    def _accept(self, path: Path, deadline: float) -> socket.socket:
+        listener = self._listeners[path]
+        listener.settimeout(0.1)
         while True:
-            listener.settimeout(0.1)
             try:
                 conn, _ = listener.accept()
                 break
             except TimeoutError:
                 pass
             if self.exited():
-                raise GuestError(f"{BINARY} exited before it connected the agent's port")
+                raise GuestError(f"{BINARY} exited before it connected {path.name}")
             if time.monotonic() > deadline:
-                raise GuestError(f"{BINARY} did not connect the agent's port")
+                raise GuestError(f"{BINARY} did not connect {path.name}")
         conn.setblocking(True)
-        self._close_listener()
         return conn
 
-    def _close_listener(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
-            self.agent_socket.unlink(missing_ok=True)
+    def connect_channel(self, deadline: float) -> socket.socket:
+        agent = self._accept(self.agent_socket, deadline)
+        if self.output is not None:
+            output = self._accept(self.output_socket, deadline)
+            self._output_thread = threading.Thread(
+                target=_copy, args=(output, self.output), name="roadtest-vm-output", daemon=True
+            )
+            self._output_thread.start()
+        self._close_listeners()
+        return agent
+
+    def _close_listeners(self) -> None:
+        for path, listener in self._listeners.items():
+            listener.close()
+            path.unlink(missing_ok=True)
+        self._listeners.clear()
 
     def cleanup(self) -> None:
-        self._close_listener()
+        self._close_listeners()
+        if self._output_thread is not None:
+            self._output_thread.join(5.0)  # QEMU is gone: the port's last bytes are in
+            self._output_thread = None
+
+
+def _copy(conn: socket.socket, out: BinaryIO) -> None:
+    with conn:
+        while data := conn.recv(65536):
+            out.write(data)
+            out.flush()
 
 
 class QEMUMachine(MachineType):

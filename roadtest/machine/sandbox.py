@@ -1,6 +1,6 @@
 """Confine a guest's host process, then exec it: the run's work directory is all it can write.
 
-    python3 -I -S sandbox.py --writable DIR [--cpu N] -- PROGRAM [ARGS...]
+    python3 -I -S sandbox.py --writable DIR [--writable DIR...] [--cpu N] -- PROGRAM [ARGS...]
 
 The guest is untrusted. Root in a UML guest can remount hostfs read-write or
 mount any host path, and kernel code in the guest (a driver under test, a
@@ -8,7 +8,7 @@ module a test loads) runs as the UML process and can make host system calls
 directly. So the limit is enforced here, on the host, before PROGRAM starts:
 
 - a private mount namespace in which every mount is read-only and nosuid, and
-  DIR is a read-write bind mount of itself; /dev/shm is a private tmpfs (UML
+  each DIR is a read-write bind mount of itself; /dev/shm is a private tmpfs (UML
   keeps its memory file there, and it must not be the host's);
 - private network and IPC namespaces (no host network, no abstract sockets);
 - no capabilities: none effective, permitted, inheritable or ambient, an
@@ -121,13 +121,14 @@ def _enter_namespaces() -> None:
             f.write(text)
 
 
-def _confine_mounts(writable: str) -> None:
+def _confine_mounts(writable: list[str]) -> None:
     # Nothing done here may propagate back to the host's mounts.
     _mount("none", "/", "", MS_REC | MS_PRIVATE)
     _set_mount_attrs("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, recursive=True)
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    _mount(writable, writable, "", MS_BIND)
-    _set_mount_attrs(writable, 0, MOUNT_ATTR_RDONLY, recursive=False)
+    for path in writable:
+        _mount(path, path, "", MS_BIND)
+        _set_mount_attrs(path, 0, MOUNT_ATTR_RDONLY, recursive=False)
 
 
 class _CapHeader(ctypes.Structure):
@@ -155,33 +156,37 @@ def _drop_capabilities() -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def confine(writable: str) -> None:
+def confine(writable: list[str]) -> None:
     """Confine this process (and all it will exec and fork) as the module says."""
-    if not os.path.isdir(writable):
-        raise SandboxError(f"{writable}: not a directory")
+    for path in writable:
+        if not os.path.isdir(path):
+            raise SandboxError(f"{path}: not a directory")
     if not os.path.isdir("/dev/shm"):
         raise SandboxError("/dev/shm is missing: it holds the guest's memory")
     _enter_namespaces()
-    _confine_mounts(os.path.realpath(writable))
+    _confine_mounts([os.path.realpath(path) for path in writable])
     _drop_capabilities()
 
 
-def _parse(argv: list[str]) -> tuple[str, int | None, list[str]]:
-    writable, cpu = "", None
+def _parse(argv: list[str]) -> tuple[list[str], int | None, list[str]]:
+    writable: list[str] = []
+    cpu = None
     args = iter(argv)
     for arg in args:
         if arg == "--writable":
-            writable = next(args, "")
+            writable.append(next(args, ""))
         elif arg == "--cpu":
             cpu = int(next(args, ""))
         elif arg == "--":
             program = list(args)
-            if writable and program:
+            if writable and all(writable) and program:
                 return writable, cpu, program
             break
         else:
             break
-    raise SandboxError("usage: sandbox.py --writable DIR [--cpu N] -- PROGRAM [ARGS...]")
+    raise SandboxError(
+        "usage: sandbox.py --writable DIR [--writable DIR...] [--cpu N] -- PROGRAM [ARGS...]"
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -76,7 +76,7 @@ class UMLGuest(ProcessGuest):
             *init_args(),
         ]
         # The guest is untrusted: confine UML on the host (sandbox.py says how).
-        return confined(cfg, self.workdir, args)
+        return confined(cfg, [self.workdir], args)
 
     def program(self) -> list[str]:
         assert self._guest_end is not None

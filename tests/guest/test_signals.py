@@ -70,10 +70,17 @@ def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize("command", ["run", "record", "replay"])
+COMMANDS = [
+    *(pytest.param(c, "um", id=c) for c in ("run", "record", "replay")),
+    # A QEMU guest is one confined host process too (QEMU, not forking): the same checks.
+    pytest.param("run", "x86_64", id="run-x86_64"),
+]
+
+
+@pytest.mark.parametrize(("command", "machine"), COMMANDS)
 @pytest.mark.parametrize("action", ["SIGINT", "SIGTERM", "SIGKILL", "guest SIGKILL"])
 def test_a_stopped_command_leaves_no_process_staging_or_changed_trace(
-    tmp_path: Path, command: str, action: str
+    tmp_path: Path, command: str, machine: str, action: str
 ) -> None:
     golden = tmp_path / "golden"
     shutil.copytree(ROOT / "traces" / CHIP, golden / CHIP)
@@ -89,9 +96,9 @@ def test_a_stopped_command_leaves_no_process_staging_or_changed_trace(
         "-p no:cacheprovider",
     }
     args = {
-        "run": ["run", TEST],
-        "record": ["record", "--out", str(golden), TEST],
-        "replay": ["replay", "--golden", str(golden), TEST],
+        "run": ["run", f"--machine={machine}", TEST],
+        "record": ["record", "--out", str(golden), f"--machine={machine}", TEST],
+        "replay": ["replay", "--golden", str(golden), f"--machine={machine}", TEST],
     }[command]
     out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -119,7 +126,8 @@ def test_a_stopped_command_leaves_no_process_staging_or_changed_trace(
             if ppid == proc.pid and str(work) in cmd
         ]
         assert len(guests) == 1, guests
-        sessions = {guests[0]}  # UML runs in a session of its own, with all its processes
+        # UML (or QEMU) runs in a session of its own, with all its processes.
+        sessions = {guests[0]}
         if action == "SIGINT":
             os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         elif action == "SIGTERM":

@@ -83,6 +83,12 @@ def test_config_and_names(env: Env) -> None:
     assert reply == b"\x00" + blob
 
 
+def test_config_space_is_offered_to_the_frontend(env: Env) -> None:
+    # Virtio 1.2, 5.18.4: virtio-gpio has a config space (ngpio, gpio_names_size): a
+    # vhost-user frontend reads it with GET_CONFIG, which needs protocol feature CONFIG.
+    assert env.fe.protocol_features & spec.VHOST_USER_PROTOCOL_F_CONFIG
+
+
 def test_no_names_means_an_empty_blob() -> None:
     from roadtest.backend.gpio import VirtioGpio
 

@@ -1,0 +1,143 @@
+"""`roadtest run|record|replay --vm qemu`: the whole run, backend, UML guests and pytest,
+inside an x86_64 QEMU VM instead of on the host.
+
+The host builds both kernels first (UML's, which the run boots inside the VM, and the
+x86_64 one the VM boots: a build inside the VM would land in its memory). The VM's root
+is the host's, read-only over 9p, under a tmpfs: the run can write anywhere, and its
+writes stay in the VM. What must come back is shared writable at its own path: the run's
+work directory (guest logs, under the cache's runs/) and the outputs the command writes
+(record's --out and its staging beside it, --roadtest-ktap, --junitxml). The command
+runs in the VM as it was given, less --vm; its output comes back on a virtio-serial
+port as it is written, and its exit status is the command's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from roadtest.errors import RoadtestError
+
+VMS = ("qemu",)
+MEMORY = "1G"  # the run's Python, UML's 128M (in the VM's /dev/shm), the root's tmpfs
+BOOT_TIMEOUT = 120.0  # TCG; the VM is at its agent in about 5 s here
+POLL = 0.2  # s between asks whether the command ended
+
+# Options whose value is a file or directory the command writes, and where: the parent
+# of a file; record's --out also stages beside itself (.golden.record-PID).
+_OUTPUT_FILES = ("--roadtest-ktap", "--junitxml", "--junit-xml")
+_UNSUPPORTED = {
+    "--coverage": "the coverage kernel",
+    "--roadtest-coverage": "the coverage kernel",
+    "--sanitizers": "the sanitizer kernel",
+    "--roadtest-sanitizers": "the sanitizer kernel",
+    "--machine": "another machine than UML",
+    "--roadtest-machine": "another machine than UML",
+}
+
+
+def take_vm(argv: list[str]) -> tuple[list[str], str | None]:
+    """`--vm NAME` (or --vm=NAME) taken out of a command's arguments, and NAME."""
+    rest: list[str] = []
+    vm = None
+    it = iter(argv)
+    for arg in it:
+        if arg == "--vm":
+            vm = next(it, "")
+        elif arg.startswith("--vm="):
+            vm = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+            continue
+        if vm not in VMS:
+            raise RoadtestError(f"--vm: {vm or '(no value)'!r} is not one of: {', '.join(VMS)}")
+    return rest, vm
+
+
+def _option_values(args: list[str], name: str) -> list[str]:
+    values = []
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            values.append(args[i + 1])
+        elif arg.startswith(name + "="):
+            values.append(arg.split("=", 1)[1])
+    return values
+
+
+def outputs(command: str, args: list[str], default_out: Path) -> list[Path]:
+    """The host directories the command writes besides its work directory."""
+    dirs: list[Path] = []
+    if command == "record":
+        out = Path((_option_values(args, "--out") or [str(default_out)])[-1]).absolute()
+        out.mkdir(parents=True, exist_ok=True)
+        dirs.append(out.parent)  # the traces, and the staging that replaces them
+    for name in _OUTPUT_FILES:
+        for value in _option_values(args, name):
+            parent = Path(value).absolute().parent
+            parent.mkdir(parents=True, exist_ok=True)
+            dirs.append(parent)
+    return list(dict.fromkeys(dirs))
+
+
+def check_supported(args: list[str]) -> None:
+    for arg in args:
+        what = _UNSUPPORTED.get(arg.split("=", 1)[0])
+        if what is not None:
+            raise RoadtestError(f"--vm qemu runs the main UML kernel: {arg} ({what}) is not here")
+
+
+def run_in_vm(
+    command: str,
+    args: list[str],
+    *,
+    repo_root: Path,
+    cache: Path,
+    workdir: Path,
+    build_kernels: Callable[[], Path],
+) -> int:
+    """Run `roadtest COMMAND ARGS` in a QEMU VM; its exit status. `build_kernels` builds
+    (or confirms) both kernels and returns the image the VM boots."""
+    from roadtest.machine.base import BootConfig, GuestError
+    from roadtest.machine.qemu import OUTPUT_PORT, QEMUGuest
+
+    check_supported(args)
+    shares = outputs(command, args, repo_root / "traces")
+    image = build_kernels()
+    run_dir = workdir / "run"
+    inner = [sys.executable, "-m", "roadtest.cli", command, f"--roadtest-workdir={run_dir}", *args]
+    env = {**os.environ, "ROADTEST_CACHE": str(cache)}
+    env.setdefault("COLUMNS", str(_columns()))
+    config = BootConfig(
+        image=image,
+        workdir=workdir,
+        cpu=None,
+        mem=MEMORY,
+        boot_timeout=BOOT_TIMEOUT,
+        call_timeout=60.0,
+    )
+    vm = QEMUGuest(config, shares=shares, overlay=True, output=sys.stdout.buffer)
+    sys.stdout.flush()
+    accel = vm.accel.name if vm.accel.name == "kvm" else f"tcg: {vm.accel.why}"
+    print(f"roadtest: in a VM: {vm.qemu.describe}, {accel}; logs: {workdir}", flush=True)
+    try:
+        vm.start()
+        pid = vm.agent.call("spawn", argv=inner, tty=OUTPUT_PORT, cwd=os.getcwd(), env=env)
+        while (status := vm.agent.call("reap", pid=pid)) is None:
+            time.sleep(POLL)
+        vm.stop()
+    except GuestError as err:
+        raise RoadtestError(f"--vm qemu: {err}") from None
+    finally:
+        vm.kill()
+    # A signal's death in the VM reads as the shell's 128 + N, as on the host.
+    return int(status) if status >= 0 else 128 - int(status)
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except OSError:
+        return 80
