@@ -37,6 +37,7 @@ unit: setup
 drivers: kernel
 	$(VENV)/bin/roadtest build --coverage
 	$(VENV)/bin/roadtest build --sanitizers
+	$(VENV)/bin/roadtest build --machine x86_64
 	$(VENV)/bin/roadtest run tests/drivers tests/guest
 
 # Every I2C device of the driver suite behind a hostile device, in the quick profile
@@ -51,11 +52,12 @@ hostile: kernel
 replay: kernel
 	$(VENV)/bin/roadtest replay --golden traces
 
-# The drivers, our patches and the golden traces again, in an x86_64 kernel under QEMU
-# (TCG where KVM is not usable). The properties run there too (in the quick profile).
+# The drivers, our patches, the golden traces and the confinement again, in an x86_64
+# kernel under QEMU (TCG where KVM is not usable); properties in the quick profile.
+# (tests/guest/test_vm.py, in `drivers`, runs a whole record under --vm qemu.)
 x86_64: kernel
 	$(VENV)/bin/roadtest build --machine x86_64
-	$(VENV)/bin/roadtest run --machine x86_64 tests/drivers
+	$(VENV)/bin/roadtest run --machine x86_64 tests/drivers tests/guest/test_host_escape.py
 	$(VENV)/bin/roadtest replay --machine=x86_64 --golden traces
 
 traces: kernel

@@ -4,6 +4,8 @@ Each test makes an escape attempt from inside the guest, as root, and checks
 the host: the target is untouched. The targets are in a host directory of
 this test (tmp_path), writable on the host, so only the sandbox can stop the
 write. One positive control shows that the work directory stays writable.
+The file runs on every machine (`make test` runs it on x86_64 too): the hostfs
+attempts are UML's, the 9p ones QEMU's, the rest are both's.
 """
 
 from __future__ import annotations
@@ -15,8 +17,24 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.machine.process import ProcessGuest
+from roadtest.machine.qemu import QEMUGuest
 from roadtest.machine.uml import UMLGuest
 from roadtest.testing import RoadtestSession
+
+
+@pytest.fixture
+def uml(guest: RoadtestSession) -> RoadtestSession:
+    if not isinstance(guest.guest, UMLGuest):
+        pytest.skip("hostfs is UML's: this machine's guest has no hostfs to mount")
+    return guest
+
+
+@pytest.fixture
+def qemu(guest: RoadtestSession) -> RoadtestSession:
+    if not isinstance(guest.guest, QEMUGuest):
+        pytest.skip("9p shares are QEMU's: a UML guest has none")
+    return guest
 
 
 def sh(guest: RoadtestSession, script: str) -> tuple[int, str]:
@@ -74,9 +92,8 @@ def test_remounting_the_root_read_write_gives_no_host_write(
     assert_untouched(target)
 
 
-def test_hostfs_mounts_of_host_paths_give_no_host_write(
-    guest: RoadtestSession, target: Path
-) -> None:
+def test_hostfs_mounts_of_host_paths_give_no_host_write(uml: RoadtestSession, target: Path) -> None:
+    guest = uml
     t = shlex.quote(str(target))
     parent = shlex.quote(f"{workdir(guest)}/..")
     script = f"""
@@ -96,8 +113,9 @@ def test_hostfs_mounts_of_host_paths_give_no_host_write(
 
 
 def test_links_out_of_the_work_directory_give_no_host_write(
-    guest: RoadtestSession, target: Path
+    uml: RoadtestSession, target: Path
 ) -> None:
+    guest = uml
     # Through one hostfs mount of the host's whole root, so that the guest's own VFS
     # sees a single filesystem and leaves the links to the host.
     w = shlex.quote(f"/run/all{workdir(guest)}")
@@ -118,7 +136,8 @@ def test_links_out_of_the_work_directory_give_no_host_write(
     assert_untouched(target)
 
 
-def test_host_proc_and_sys_are_not_writable(guest: RoadtestSession) -> None:
+def test_host_proc_and_sys_are_not_writable(uml: RoadtestSession) -> None:
+    guest = uml
     # Harmless if it ever got through: dropping clean caches.
     script = """
         mkdir -p /run/hp
@@ -132,10 +151,32 @@ def test_host_proc_and_sys_are_not_writable(guest: RoadtestSession) -> None:
     assert "Read-only file system" in out
 
 
-def test_the_uml_process_has_no_privilege_on_the_host(guest: RoadtestSession) -> None:
-    """Kernel code in the guest runs as this host process: it must not be able to undo
-    the read-only mounts, whatever system call it makes."""
-    assert isinstance(guest.guest, UMLGuest) and guest.guest.proc is not None
+def test_9p_shares_mounted_again_give_no_host_write(qemu: RoadtestSession, target: Path) -> None:
+    # The root share read-write elsewhere, and the work share's parent through `..`.
+    t = shlex.quote(str(target))
+    script = f"""
+        mkdir -p /run/r /run/w
+        mount -t 9p /dev/root /run/r -o trans=virtio,version=9p2000.L || exit 90
+        echo escaped > /run/r{t}/escaped
+        echo escaped > /run/r{t}/victim
+        mount -t 9p fs1 /run/w -o trans=virtio,version=9p2000.L || exit 91
+        echo escaped > /run/w/../escaped
+        ln -s {t}/victim /run/w/to-victim && echo escaped > /run/w/to-victim
+        cat /run/w/../../escaped 2>/dev/null
+        umount /run/r /run/w
+    """
+    status, out = sh(qemu, script)
+    assert status not in (90, 91), f"the guest could not mount: {out}"
+    assert "Read-only file system" in out
+    assert_untouched(target)
+    assert not (workdir(qemu).parent / "escaped").exists()
+
+
+def test_the_guest_process_has_no_privilege_on_the_host(guest: RoadtestSession) -> None:
+    """Kernel code in a UML guest runs as this host process, and a QEMU guest's escape
+    would run as QEMU: it must not be able to undo the read-only mounts, whatever system
+    call it makes."""
+    assert isinstance(guest.guest, ProcessGuest) and guest.guest.proc is not None
     pid = guest.guest.proc.pid
     status = dict(
         line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
