@@ -8,6 +8,7 @@ from pathlib import Path
 
 from roadtest.arch import Target
 from roadtest.arch.um import UM
+from roadtest.errors import RoadtestError
 from roadtest.kernel.build import Variant
 from roadtest.kernel.config import config_fragments
 
@@ -25,4 +26,9 @@ BOOT_ARGS = ("slub_debug=F",)
 
 def kernel_variant(root: Path, target: Target = UM) -> Variant:
     """The main kernel's fragments, then the sanitizers' (merged last: its release wins)."""
+    if target != UM:
+        raise RoadtestError(
+            f"the sanitizer kernel is UML's: {target.name} has none yet (fuzz with "
+            "--no-sanitizers there)"
+        )
     return Variant((*config_fragments(root, target), root / FRAGMENT))

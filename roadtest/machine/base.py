@@ -153,6 +153,11 @@ class MachineType(ABC):
         """The kind of guest and what runs it on this host, for a run's report header."""
         return self.name
 
+    def unsupported(self, interrupts: bool) -> str | None:
+        """Why a test cannot run on this machine as the host has it (None: it can);
+        `interrupts`: its devices take interrupts from the GPIO controller."""
+        return None
+
     def build(self, repo_root: Path, variant: Variant | None = None) -> Kernel:
         """The machine's kernel (or `variant` of it), built if needed."""
         return ensure_kernel(repo_root, variant=variant, target=self.target)

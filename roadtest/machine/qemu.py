@@ -347,6 +347,16 @@ class QEMUMachine(MachineType):
             return f"{self.name} ({err})"
         return f"{self.name} under {qemu.describe} ({accel.name}: {accel.why})"
 
+    def unsupported(self, interrupts: bool) -> str | None:
+        qemu = find_qemu()
+        if interrupts and not qemu.gpio_interrupts:
+            return (
+                f"unsupported on {qemu.describe}: its vhost-user-gpio offers no interrupts "
+                "(VIRTIO_GPIO_F_IRQ), so the driver would wait for its IRQ forever; "
+                "QEMU 10 (bookworm-backports) has them"
+            )
+        return None
+
     def devicetree_root(self, virtio: Sequence[VirtioNode]) -> str:
         # The PCI host bridge's node (x86's pcibios_get_phb_of_node matches bus-range),
         # a node per slot (reg: devfn << 8), each holding the virtio device's node.

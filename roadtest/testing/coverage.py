@@ -43,6 +43,8 @@ class _Files(Protocol):  # the guest agent, as far as copying out files goes
 def kernel_variant(root: Path, target: Target = UM) -> Variant:
     """The coverage kernel: the main kernel's config, with kbuild's gcov flags for module
     objects (the main kernel has gcov support, idle)."""
+    if target != UM:
+        raise RoadtestError(f"the coverage kernel is UML's: {target.name} has none yet")
     return Variant(tuple(config_fragments(root, target)), MAKE_VARS)
 
 

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 _KEY_LOG = pytest.StashKey["TestLog"]()
 # The devices each collected test module declares, by module file: a group tests use together.
 _DEVICES = pytest.StashKey[dict[str, list[Device]]]()
+# Tests the machine cannot run as the host has it (MachineType.unsupported).
+_UNSUPPORTED = pytest.StashKey[list[str]]()
 _CALL_FAILED = pytest.StashKey[bool]()
 _BOOT_ARGS = pytest.StashKey[list[str]]()  # --roadtest-bootargs, split
 # The last test that ended with the guest alive, and the console position then.
@@ -327,7 +329,15 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    """The coverage summary, once every guest has ended (xdist: on the controller)."""
+    """The tests this machine could not run; the coverage summary, once every guest has
+    ended (xdist: on the controller)."""
+    unsupported = config.stash.get(_UNSUPPORTED, [])
+    if unsupported:
+        terminalreporter.write_line(
+            f"roadtest: {len(unsupported)} tests unsupported on this machine (see their "
+            f"skip reasons, -rs), the first: {unsupported[0]}",
+            yellow=True,
+        )
     out = config.getoption("--roadtest-coverage")
     if not out or hasattr(config, "workerinput"):
         return
@@ -585,6 +595,10 @@ def guest(
     guest = _guest_for(request.config, session, start)
     module = getattr(request, "module", None)
     declared = request.config.stash.get(_DEVICES, {}).get(getattr(module, "__name__", ""), [])
+    unsupported = session.machine_type.unsupported(any("interrupts" in d.dts for d in declared))
+    if unsupported is not None:
+        request.config.stash.setdefault(_UNSUPPORTED, []).append(node_id)
+        pytest.skip(unsupported)  # the terminal summary counts them too: never silent
     if not all(session.tree.has(device) for device in declared):
         # The module's devices went into another devicetree than the running guest's.
         session.require(*declared)

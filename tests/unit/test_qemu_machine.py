@@ -191,3 +191,18 @@ def test_the_backend_sockets_go_to_the_slots_the_tree_names(
     assert argv[sandbox + 1] == str(tmp_path / "guest")
     assert argv[argv.index("--") + 1].endswith("qemu-system-x86_64")
     assert os.path.basename(argv[sandbox - 1]) == "sandbox.py"
+
+
+@pytest.mark.usefixtures("fresh_qemu_lookup")
+def test_a_test_needing_gpio_interrupts_is_unsupported_on_qemu_7_2_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bindir = _fake_qemu(tmp_path, "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18)")
+    monkeypatch.setenv("PATH", str(bindir))
+    reason = X86_64_QEMU.unsupported(interrupts=True)
+    assert reason is not None
+    assert reason.startswith("unsupported on QEMU 7.2.22: ") and "VIRTIO_GPIO_F_IRQ" in reason
+    assert X86_64_QEMU.unsupported(interrupts=False) is None
+    find_qemu.cache_clear()
+    (bindir / "qemu-system-x86_64").write_text("#!/bin/sh\necho 'QEMU emulator version 10.0.2'\n")
+    assert X86_64_QEMU.unsupported(interrupts=True) is None
