@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from roadtest import signals
@@ -47,7 +47,7 @@ def machine_option(args: list[str]) -> tuple[list[str], str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    return run_pytest(list(args.pytest_args))
+    return int(args.runner(list(args.pytest_args)))
 
 
 def run_pytest(pytest_args: list[str]) -> int:
@@ -109,7 +109,9 @@ def _writable_dir(option: str, value: str) -> Path:
 def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
 
-    return record(list(args.pytest_args), _writable_dir("--out", args.out), run_pytest, repo_root())
+    return record(
+        list(args.pytest_args), _writable_dir("--out", args.out), args.runner, repo_root()
+    )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -122,7 +124,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
         settle(out)  # a record killed while switching the tree: finish it before reading
     return replay(
-        Path(args.golden), list(args.selection), repo_root(), run_pytest, args.pytest_options
+        Path(args.golden), list(args.selection), repo_root(), args.runner, args.pytest_options
     )
 
 
@@ -378,8 +380,8 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
     return rest, value
 
 
-def cmd_vm(command: str, args: list[str]) -> int:
-    """`roadtest run|record|replay --vm qemu ...`: the same command inside a QEMU VM."""
+def vm_pytest(pytest_args: list[str]) -> int:
+    """run_pytest inside a QEMU VM (`--vm qemu`): what run, record and replay run there."""
     from roadtest.arch.x86_64 import X86_64
     from roadtest.kernel import default_cache_dir, ensure_kernel
     from roadtest.testing.session import default_workdir
@@ -393,12 +395,7 @@ def cmd_vm(command: str, args: list[str]) -> int:
         return ensure_kernel(root, target=X86_64).image
 
     return run_in_vm(
-        command,
-        args,
-        repo_root=root,
-        cache=cache,
-        workdir=default_workdir(cache, "vm"),
-        build_kernels=build_kernels,
+        pytest_args, cache=cache, workdir=default_workdir(cache, "vm"), build_kernels=build_kernels
     )
 
 
@@ -406,14 +403,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     previous = signals.install()
     try:
+        runner: Callable[[list[str]], int] = run_pytest
         if argv[:1] in (["run"], ["record"], ["replay"]) and not {"-h", "--help"} & set(argv):
             from roadtest.testing.vm_command import take_vm
 
             rest, vm = take_vm(argv[1:])
             if vm is not None:
-                in_vm = cmd_vm(argv[0], rest)
-                signals.check()
-                return in_vm
+                argv, runner = [argv[0], *rest], vm_pytest
         if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
             # Everything after `run` is pytest's, options first included (argparse would eat them).
             args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
@@ -437,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             args.pytest_options = unknown  # pytest's and roadtest run's, in --opt=VALUE form
         else:
             args = parser().parse_args(argv)
+        args.runner = runner
         status: int = args.func(args)
         signals.check()  # pytest swallows KeyboardInterrupt: replay printed its summary
     except RoadtestError as err:

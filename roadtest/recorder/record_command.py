@@ -109,6 +109,8 @@ def switch(out: Path, staging: Path, work: Path) -> list[Path]:
         new.mkdir()
     written = []
     for trace in sorted(staging.rglob("*.rtrace")):
+        if trace.is_symlink() or not trace.is_file():
+            continue  # the recorder writes files; anything else came from the guest (--vm)
         relative = trace.relative_to(staging)
         target = new / relative
         target.parent.mkdir(parents=True, exist_ok=True)

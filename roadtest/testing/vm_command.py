@@ -1,14 +1,17 @@
-"""`roadtest run|record|replay --vm qemu`: the whole run, backend, UML guests and pytest,
-inside an x86_64 QEMU VM instead of on the host.
+"""`roadtest run|record|replay --vm qemu`: the pytest run, backend and UML guests
+included, inside an x86_64 QEMU VM instead of on the host.
 
-The host builds both kernels first (UML's, which the run boots inside the VM, and the
-x86_64 one the VM boots: a build inside the VM would land in its memory). The VM's root
-is the host's, read-only over 9p, under a tmpfs: the run can write anywhere, and its
-writes stay in the VM. What must come back is shared writable at its own path: the run's
-work directory (guest logs, under the cache's runs/) and the outputs the command writes
-(record's --out and its staging beside it, --roadtest-ktap, --junitxml). The command
-runs in the VM as it was given, less --vm; its output comes back on a virtio-serial
-port as it is written, and its exit status is the command's.
+`run_in_vm` stands in for the pytest run of `run`, `record` and `replay`: those commands
+do on the host what they always do around it (record's staging and the switch of the
+golden traces, replay's summary), and only the test run goes into the VM. The host
+builds both kernels first (UML's, which the run boots inside the VM, and the x86_64 one
+the VM boots: a build inside the VM would land in its memory). The VM's root is the
+host's, read-only over 9p, under a tmpfs: the run can write anywhere, and its writes
+stay in the VM. What must come back is shared writable at its own path: the run's work
+directory (guest logs, under the cache's runs/) and the outputs its options name
+(--roadtest-record's staging, --roadtest-replay-results, --roadtest-ktap's and
+--junitxml's directories). Its output comes back on a virtio-serial port as it is
+written, and its exit status is the run's.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ MEMORY = "1G"  # the run's Python, UML's 128M (in the VM's /dev/shm), the root's
 BOOT_TIMEOUT = 120.0  # TCG; the VM is at its agent in about 5 s here
 POLL = 0.2  # s between asks whether the command ended
 
-# Options whose value is a file or directory the command writes, and where: the parent
-# of a file; record's --out also stages beside itself (.golden.record-PID).
+# Options whose value is a directory the run writes into, or a file it writes (into the
+# file's directory).
+_OUTPUT_DIRS = ("--roadtest-record", "--roadtest-replay-results")
 _OUTPUT_FILES = ("--roadtest-ktap", "--junitxml", "--junit-xml")
 _UNSUPPORTED = {
     "--coverage": "the coverage kernel",
@@ -67,13 +71,14 @@ def _option_values(args: list[str], name: str) -> list[str]:
     return values
 
 
-def outputs(command: str, args: list[str], default_out: Path) -> list[Path]:
-    """The host directories the command writes besides its work directory."""
+def outputs(args: list[str]) -> list[Path]:
+    """The host directories a pytest run with `args` writes besides its work directory."""
     dirs: list[Path] = []
-    if command == "record":
-        out = Path((_option_values(args, "--out") or [str(default_out)])[-1]).absolute()
-        out.mkdir(parents=True, exist_ok=True)
-        dirs.append(out.parent)  # the traces, and the staging that replaces them
+    for name in _OUTPUT_DIRS:
+        for value in _option_values(args, name):
+            path = Path(value).absolute()
+            path.mkdir(parents=True, exist_ok=True)
+            dirs.append(path)
     for name in _OUTPUT_FILES:
         for value in _option_values(args, name):
             parent = Path(value).absolute().parent
@@ -90,21 +95,19 @@ def check_supported(args: list[str]) -> None:
 
 
 def run_in_vm(
-    command: str,
     args: list[str],
     *,
-    repo_root: Path,
     cache: Path,
     workdir: Path,
     build_kernels: Callable[[], Path],
 ) -> int:
-    """Run `roadtest COMMAND ARGS` in a QEMU VM; its exit status. `build_kernels` builds
-    (or confirms) both kernels and returns the image the VM boots."""
+    """`roadtest run ARGS` (pytest's arguments) in a QEMU VM; its exit status.
+    `build_kernels` builds (or confirms) both kernels and returns the image the VM boots."""
     from roadtest.machine.base import BootConfig, GuestError
     from roadtest.machine.qemu import OUTPUT_PORT, QEMUGuest
 
     check_supported(args)
-    shares = outputs(command, args, repo_root / "traces")
+    shares = outputs(args)
     image = build_kernels()
     run_dir = workdir / "run"
     # The console script, as on the host (`python -m roadtest.cli` imports roadtest before
@@ -114,7 +117,7 @@ def run_in_vm(
     # UML's basic time-travel panics in the VM ("time-travel: time goes backwards", a real
     # alarm handled inside time_travel_update_time_rel): its guests keep real time there.
     options = [f"--roadtest-workdir={run_dir}", "--roadtest-no-time-travel"]
-    inner = [*program, command, *options, *args]
+    inner = [*program, "run", *options, *args]
     env = {**os.environ, "ROADTEST_CACHE": str(cache)}
     env.setdefault("COLUMNS", str(_columns()))
     config = BootConfig(

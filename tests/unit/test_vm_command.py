@@ -23,21 +23,22 @@ def test_an_unknown_vm_is_one_clear_error(argv: list[str]) -> None:
         take_vm(argv)
 
 
-def test_a_run_writes_nothing_but_its_work_directory(tmp_path: Path) -> None:
-    assert outputs("run", ["tests/drivers", "-k", "lux"], tmp_path / "traces") == []
+def test_a_run_writes_nothing_but_its_work_directory() -> None:
+    assert outputs(["tests/drivers", "-k", "lux"]) == []
 
 
-def test_record_may_write_its_traces_and_their_staging_beside_them(tmp_path: Path) -> None:
-    out = tmp_path / "golden" / "traces"
-    assert outputs("record", ["--out", str(out)], tmp_path / "default") == [out.parent]
-    assert out.is_dir()
-    # Without --out: the default, traces/ of the checkout.
-    assert outputs("record", [], tmp_path / "repo" / "traces") == [tmp_path / "repo"]
+def test_record_and_replay_may_write_their_own_directories_only(tmp_path: Path) -> None:
+    # record stages traces in a directory of its own (the host switches them in place);
+    # replay's player writes its results to one.
+    staging, results = tmp_path / ".traces.record-1" / "staging", tmp_path / "results"
+    dirs = outputs([f"--roadtest-record={staging}", f"--roadtest-replay-results={results}"])
+    assert dirs == [staging, results]
+    assert staging.is_dir() and results.is_dir()
 
 
 def test_report_files_may_be_written_where_they_go(tmp_path: Path) -> None:
     ktap, junit = tmp_path / "k" / "run.ktap", tmp_path / "j" / "run.xml"
-    dirs = outputs("run", [f"--roadtest-ktap={ktap}", "--junitxml", str(junit)], tmp_path)
+    dirs = outputs([f"--roadtest-ktap={ktap}", "--junitxml", str(junit)])
     assert dirs == [ktap.parent, junit.parent]
 
 
