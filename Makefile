@@ -59,12 +59,13 @@ replay: kernel
 # The drivers, our patches, the golden traces and the confinement again, in an x86_64
 # kernel under QEMU (TCG where KVM is not usable), and a whole record inside a QEMU VM
 # (test_vm.py). The properties pass there too, but take a minute and a half of real time
-# under TCG: `roadtest run --machine x86_64 tests/drivers` runs them.
+# under TCG: `roadtest run --machine x86_64 tests/drivers` runs them. (tests/guest comes
+# first: its conftest's pytest_plugins must be an initial conftest's.)
 x86_64: kernel
 	$(VENV)/bin/roadtest build --machine x86_64
-	$(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(X86_CPU) tests/drivers \
-		--ignore-glob='*_properties.py' tests/guest/test_host_escape.py \
-		tests/guest/test_qemu_guest.py tests/guest/test_vm.py
+	$(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(X86_CPU) \
+		tests/guest/test_host_escape.py tests/guest/test_qemu_guest.py tests/guest/test_vm.py \
+		tests/drivers --ignore-glob='*_properties.py'
 	$(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(X86_CPU) --golden traces
 
 traces: kernel
@@ -75,6 +76,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check roadtest tests bench
 	$(VENV)/bin/mypy
 
+# UML's checks and the x86_64 ones side by side (each prints when it is done).
 test: lint unit
 	$(MAKE) --no-print-directory -j2 --output-sync=target checks-um checks-x86_64
 
