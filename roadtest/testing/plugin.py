@@ -181,6 +181,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="host CPU for the guest and this test process (default: one per xdist worker)",
     )
     group.addoption(
+        "--roadtest-boot-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="host seconds a guest may take to boot to its agent (default: %(default)s)",
+    )
+    group.addoption(
         "--roadtest-hang-limit",
         type=float,
         default=examples.DEFAULT_HANG_LIMIT,
@@ -531,6 +538,7 @@ def open_session(
         machine=machine,
         cpu=cpu,
         time_travel=not config.getoption("--roadtest-no-time-travel"),
+        boot_timeout=config.getoption("--roadtest-boot-timeout"),
         hooks=_device_hooks(config, kernel.release),
         module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
         boot_args=[*_variant_boot_args(config), *config.stash[_BOOT_ARGS]],

@@ -149,6 +149,7 @@ class RoadtestSession:
         workdir: Path,
         cpu: int | None = 0,
         time_travel: bool = True,
+        boot_timeout: float = 30.0,
         hooks: DeviceHooks | None = None,
         module_overrides: list[Path] | None = None,
         *,
@@ -180,6 +181,7 @@ class RoadtestSession:
         self.backend = Backend(workdir)
         self.cpu = cpu
         self.time_travel = time_travel
+        self.boot_timeout = boot_timeout  # host seconds from start to the agent's ready
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
         self.terminal = terminal
         self.debugger = debugger
@@ -271,6 +273,7 @@ class RoadtestSession:
             virtio=virtio_nodes(self.backend),
             cpu=self.cpu,
             time_travel=self.time_travel,
+            boot_timeout=self.boot_timeout,
             extra_args=self.boot_args,
             terminal=self.terminal,
         )

@@ -27,6 +27,7 @@ from roadtest.errors import RoadtestError
 VMS = ("qemu",)
 MEMORY = "1G"  # the run's Python, UML's 128M (in the VM's /dev/shm), the root's tmpfs
 BOOT_TIMEOUT = 120.0  # TCG; the VM is at its agent in about 5 s here
+GUEST_BOOT_TIMEOUT = 180.0  # a UML guest's, in the VM
 POLL = 0.2  # s between asks whether the command ended
 
 # Options whose value is a directory the run writes into, or a file it writes (into the
@@ -116,7 +117,12 @@ def run_in_vm(
     program = [str(script)] if script.is_file() else [sys.executable, "-m", "roadtest.cli"]
     # UML's basic time-travel panics in the VM ("time-travel: time goes backwards", a real
     # alarm handled inside time_travel_update_time_rel): its guests keep real time there.
-    options = [f"--roadtest-workdir={run_dir}", "--roadtest-no-time-travel"]
+    # UML boots in about 7 s under TCG, and several times that on a busy host.
+    options = [
+        f"--roadtest-workdir={run_dir}",
+        "--roadtest-no-time-travel",
+        f"--roadtest-boot-timeout={GUEST_BOOT_TIMEOUT:g}",
+    ]
     inner = [*program, "run", *options, *args]
     env = {**os.environ, "ROADTEST_CACHE": str(cache)}
     env.setdefault("COLUMNS", str(_columns()))
