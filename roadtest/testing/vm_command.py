@@ -140,8 +140,8 @@ def run_in_vm(
     print(f"roadtest: in a VM: {vm.qemu.describe}, {accel}; logs: {workdir}", flush=True)
     try:
         vm.start()
-        pid = vm.agent.call("spawn", argv=inner, tty=OUTPUT_PORT, cwd=os.getcwd(), env=env)
-        while (status := vm.agent.call("reap", pid=pid)) is None:
+        pid = vm.agent.spawn(inner, tty=OUTPUT_PORT, cwd=os.getcwd(), env=env)
+        while (status := vm.agent.reap(pid)) is None:
             time.sleep(POLL)
         vm.stop()
     except GuestError as err:
@@ -149,7 +149,7 @@ def run_in_vm(
     finally:
         vm.kill()
     # A signal's death in the VM reads as the shell's 128 + N, as on the host.
-    return int(status) if status >= 0 else 128 - int(status)
+    return status if status >= 0 else 128 - status
 
 
 def _columns() -> int:
