@@ -107,6 +107,10 @@ class Accelerator:
     name: str  # QEMU's -accel
     why: str  # why this one, for the report
 
+    @property
+    def describe(self) -> str:
+        return f"{self.name}: {self.why}"
+
 
 ACCEL_ENV = "ROADTEST_QEMU_ACCEL"
 
@@ -205,8 +209,7 @@ class QEMUGuest(ProcessGuest):
         self._output_thread: threading.Thread | None = None
 
     def describe(self) -> str:
-        accel = self.accel.name if self.accel.name == "kvm" else f"tcg: {self.accel.why}"
-        return f"{self.name} {self.release} ({self.qemu.describe}, {accel})"
+        return f"{self.name} {self.release} ({self.qemu.describe}, {self.accel.describe})"
 
     def kernel_args(self) -> list[str]:
         cfg = self.config
@@ -345,7 +348,7 @@ class QEMUMachine(MachineType):
             qemu, accel = find_qemu(), accelerator()
         except GuestError as err:
             return f"{self.name} ({err})"
-        return f"{self.name} under {qemu.describe} ({accel.name}: {accel.why})"
+        return f"{self.name} under {qemu.describe} ({accel.describe})"
 
     def unsupported(self, interrupts: bool) -> str | None:
         qemu = find_qemu()

@@ -136,8 +136,8 @@ def run_in_vm(
     )
     vm = QEMUGuest(config, shares=shares, overlay=True, output=sys.stdout.buffer)
     sys.stdout.flush()
-    accel = vm.accel.name if vm.accel.name == "kvm" else f"tcg: {vm.accel.why}"
-    print(f"roadtest: in a VM: {vm.qemu.describe}, {accel}; logs: {workdir}", flush=True)
+    where = f"{vm.qemu.describe}, {vm.accel.describe}"
+    print(f"roadtest: in a VM: {where}; logs: {workdir}", flush=True)
     try:
         vm.start()
         pid = vm.agent.spawn(inner, tty=OUTPUT_PORT, cwd=os.getcwd(), env=env)
