@@ -143,7 +143,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise RoadtestError("--examples and --duration cannot be used together")
     duration = parse_duration(args.duration) if args.duration is not None else None
     root = repo_root()
-    options, machine = machine_option(list(args.pytest_options))
+    machine_given = [f"--machine={args.machine}"] if args.machine else []
+    options, machine = machine_option([*machine_given, *args.pytest_options])
     target = registry.get(machine).target
     variant = None if args.no_sanitizers else sanitizers.kernel_variant(root, target)
     options += [] if args.no_sanitizers else [SANITIZERS]
@@ -249,6 +250,9 @@ def parser() -> argparse.ArgumentParser:
         "that lies, bound, exercised and unbound",
     )
     fuzz.add_argument("--examples", type=int, metavar="N", help="examples per property")
+    fuzz.add_argument(
+        "--machine", metavar="NAME", help="the kind of guest: um (default) or x86_64 (QEMU)"
+    )
     fuzz.add_argument(
         "--duration", metavar="TIME", help="run rounds of examples for this long (90s, 10m, 1h)"
     )

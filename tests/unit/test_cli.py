@@ -55,3 +55,23 @@ def test_build_takes_one_variant() -> None:
     result = roadtest("build", "--coverage", "--sanitizers")
     assert result.returncode == 2
     assert "not allowed with argument" in result.stderr
+
+
+def test_an_unknown_machine_is_one_line_for_every_command() -> None:
+    for command in (
+        ["build", "--machine", "arm"],
+        ["run", "--machine", "arm", "tests/drivers"],
+        ["fuzz", "--machine", "arm", "tests/drivers"],
+        ["replay", "--machine=arm", "--golden", "traces"],
+    ):
+        result = roadtest(*command)
+        assert result.returncode == 2, command
+        assert result.stderr.strip() == "roadtest: unknown machine 'arm': roadtest has um, x86_64"
+
+
+def test_vm_takes_only_qemu_and_only_the_main_kernel() -> None:
+    result = roadtest("run", "--vm", "docker", "tests/drivers")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "roadtest: --vm: 'docker' is not one of: qemu"
+    result = roadtest("run", "--vm", "qemu", "--sanitizers", "tests/drivers")
+    assert result.returncode == 2 and "runs the main UML kernel" in result.stderr
