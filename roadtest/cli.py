@@ -8,10 +8,14 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roadtest import signals
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
+
+if TYPE_CHECKING:
+    from roadtest.machine.base import MachineType
 
 SANITIZERS = "--roadtest-sanitizers"  # the plugin's option; `run --sanitizers` is short for it
 _XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"}
@@ -34,16 +38,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     return build_main(root, target=target)
 
 
-def machine_option(args: list[str]) -> tuple[list[str], str]:
+def machine_option(args: list[str]) -> tuple[list[str], MachineType]:
     """`--machine NAME` (or --roadtest-machine) taken out of pytest's arguments, as the
-    plugin's --roadtest-machine=NAME put back, and the machine's name (default: um)."""
+    plugin's --roadtest-machine=NAME put back, and the machine (default: um; an unknown
+    name is one line, before any build)."""
     from roadtest.machine import registry
 
     rest, name = _take_option(args, "--machine", "")
     rest, plugin_name = _take_option(rest, MACHINE, "")
-    name = name or plugin_name or registry.DEFAULT
-    registry.get(name)  # an unknown name is one line, before any build
-    return [*rest, f"{MACHINE}={name}"], name
+    machine = registry.get(name or plugin_name or registry.DEFAULT)
+    return [*rest, f"{MACHINE}={machine.name}"], machine
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -53,7 +57,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_pytest(pytest_args: list[str]) -> int:
     """pytest on driver tests (default: tests/drivers), with the kernel built first."""
     from roadtest.kernel import ensure_kernel, sanitizers
-    from roadtest.machine import registry
     from roadtest.testing import coverage
 
     # `roadtest run --coverage` is the plugin's --roadtest-coverage, into roadtest-coverage/;
@@ -61,7 +64,7 @@ def run_pytest(pytest_args: list[str]) -> int:
     short = {"--coverage": "--roadtest-coverage=roadtest-coverage", "--sanitizers": SANITIZERS}
     pytest_args = [short.get(a, a) for a in pytest_args]
     pytest_args, machine = machine_option(pytest_args)
-    target = registry.get(machine).target
+    target = machine.target
     root = repo_root()
     variant = None
     if any(a.startswith("--roadtest-coverage") for a in pytest_args):
@@ -136,7 +139,6 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
-    from roadtest.machine import registry
     from roadtest.testing.fuzz_command import fuzz, parse_duration
 
     if args.examples is not None and args.duration is not None:
@@ -145,7 +147,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     root = repo_root()
     machine_given = [f"--machine={args.machine}"] if args.machine else []
     options, machine = machine_option([*machine_given, *args.pytest_options])
-    target = registry.get(machine).target
+    target = machine.target
     variant = None if args.no_sanitizers else sanitizers.kernel_variant(root, target)
     options += [] if args.no_sanitizers else [SANITIZERS]
     return fuzz(
