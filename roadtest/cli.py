@@ -71,8 +71,10 @@ def run_pytest(pytest_args: list[str]) -> int:
         variant = coverage.kernel_variant(root, target)
     elif SANITIZERS in pytest_args:
         variant = sanitizers.kernel_variant(root, target)
-    # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's capture.
-    ensure_kernel(root, variant=variant, target=target)
+    # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's
+    # capture; unless the run boots a kernel build it names (a bisect step's).
+    if not any(a.startswith("--roadtest-kernel") for a in pytest_args):
+        ensure_kernel(root, variant=variant, target=target)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     return pytest_main(pytest_args)
@@ -161,6 +163,25 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         pytest_main=pytest_main,
         cache=default_cache_dir(),
         build_kernel=lambda: ensure_kernel(root, variant=variant, target=target),
+    )
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from roadtest.bisect.command import bisect
+    from roadtest.kernel import default_cache_dir
+
+    oracle = list(args.oracle)
+    return bisect(
+        tree=Path(args.tree) if args.tree else None,
+        series=Path(args.series) if args.series else None,
+        good=args.good,
+        bad=args.bad,
+        tests=[a for a in oracle if not a.startswith("-")],
+        golden=Path(args.golden) if args.golden else None,
+        options=[a for a in oracle if a.startswith("-")],
+        json_log=Path(args.json) if args.json else None,
+        repo_root=repo_root(),
+        cache=default_cache_dir(),
     )
 
 
@@ -277,6 +298,39 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--golden", required=True, metavar="DIR")
     replay.add_argument("selection", nargs="*", help="test files or node ids to replay")
     replay.set_defaults(func=cmd_replay, pytest_options=[])
+    bisect = sub.add_parser(
+        "bisect",
+        help="find the commit (or the patch of a series) that changed a driver's behaviour",
+        description="Find the first commit of a kernel git tree (--tree), or the first patch "
+        "of a series applied to the distribution's source (--series), at which the oracle "
+        "fails: the tests given after --, or the golden traces of --golden DIR (those of "
+        "the tests after --, if any). Each step builds the UML kernel incrementally (only "
+        "the modules under test when nothing else changed) and boots only when its kernel "
+        "and modules differ from those of a step already decided. Your tree is never "
+        "checked out: the bisection runs in a clone in the cache. Exit status 0 when the "
+        "first bad commit is found. Options after -- (in --opt=VALUE form) go to the "
+        "oracle's `roadtest run`.",
+    )
+    which_mode = bisect.add_mutually_exclusive_group(required=True)
+    which_mode.add_argument("--tree", metavar="DIR", help="a kernel git tree (git mode)")
+    which_mode.add_argument(
+        "--series", metavar="FILE", help="a quilt series file of patches (series mode)"
+    )
+    bisect.add_argument(
+        "--good",
+        metavar="REV",
+        help="a commit where the oracle passes (series mode: a number of patches applied, "
+        "or the last patch applied; default 0)",
+    )
+    bisect.add_argument(
+        "--bad",
+        metavar="REV",
+        help="a later commit where it fails (series mode: default all the patches)",
+    )
+    bisect.add_argument("--golden", metavar="DIR", help="replay these golden traces")
+    bisect.add_argument("--json", metavar="FILE", help="write the steps' log here")
+    bisect.add_argument("oracle", nargs="*", help="tests (and roadtest run options)")
+    bisect.set_defaults(func=cmd_bisect)
     shell = sub.add_parser(
         "shell",
         help="a guest with a test's devices bound: its shell, and their models in Python",
@@ -434,6 +488,11 @@ def main(argv: list[str] | None = None) -> int:
         elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
             rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
+        elif argv[:1] == ["bisect"] and "--" in argv:
+            # After --: the oracle's tests and options, none of them bisect's own.
+            cut = argv.index("--")
+            args = parser().parse_args(argv[:cut])
+            args.oracle = argv[cut + 1 :]
         elif argv[:1] == ["fuzz"]:
             args, unknown = parser().parse_known_args(argv)
             args.pytest_options = unknown  # pytest's and roadtest run's, in --opt=VALUE form

@@ -5,7 +5,7 @@ of builds keyed by all three.
     kernel.image, kernel.modules_dir, kernel.source_dir
 """
 
-from roadtest.kernel.build import Kernel, Variant, cached_kernel, ensure_kernel
+from roadtest.kernel.build import Kernel, Variant, cached_kernel, ensure_kernel, kernel_in
 from roadtest.kernel.cache import KEY_VERSION, default_cache_dir
 from roadtest.kernel.cli import build_main
 from roadtest.kernel.config import config_fragments
@@ -19,4 +19,5 @@ __all__ = [
     "config_fragments",
     "default_cache_dir",
     "ensure_kernel",
+    "kernel_in",
 ]

@@ -6,7 +6,7 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,7 +102,8 @@ def _inputs(repo_root: Path, variant: Variant | None, target: Target) -> _Inputs
     return _Inputs(identity, patches, fragments, src_key, key, target, make_vars)
 
 
-def _from_stamp(entry: Entry, key: str, target: Target) -> Kernel | None:
+def _from_stamp(entry: Entry, key: str | None, target: Target) -> Kernel | None:
+    """The complete kernel of `entry` (its stamp's key must be `key`, unless None)."""
     stamp = cache.read_stamp(entry, key)
     if stamp is None or "release" not in stamp or "source_dir" not in stamp:
         return None
@@ -139,6 +140,18 @@ def _use_cached(entry: Entry, key: str, target: Target) -> Kernel | None:
         cache.release_in_use(entry)
         return None
     cache.touch(entry.stamp)
+    return kernel
+
+
+def kernel_in(directory: Path, target: Target = UM) -> Kernel:
+    """The complete `target` kernel build laid out as a cache entry in `directory` (build/,
+    modules/, stamp.json): a cache entry, or a `roadtest bisect` step's kernel."""
+    kernel = _from_stamp(Entry(directory), None, target)
+    if kernel is None:
+        raise RoadtestError(
+            f"{directory}: not a complete kernel build (no stamp.json naming its build/, "
+            "modules/ and source)"
+        )
     return kernel
 
 
@@ -284,35 +297,9 @@ def _build(
     target = inputs.target
     config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target)
 
-    make = ["make", *target.make_args(), *inputs.make_vars, f"O={entry.build_dir}"]
-    jobs = parallel_jobs()
-    progress(f"kernel: compiling with {jobs} job{'s' if jobs > 1 else ''}")
-    built = runner.check(
-        [*make, f"-j{jobs}", *target.build_targets],
-        cwd=source_dir,
-        failure="kernel build failed",
-        count=COUNT_STAGE,
-        nice=True,
+    release, modules_dir, compiled = compile_kernel(
+        runner, source_dir, entry.build_dir, entry.install_dir, target, inputs.make_vars
     )
-    release = (entry.build_dir / "include" / "config" / "kernel.release").read_text().strip()
-
-    progress("kernel: installing modules")
-    depmod = shutil.which("depmod") or shutil.which("depmod", path="/usr/sbin:/sbin")
-    if depmod is None:
-        raise RoadtestError("depmod not found: install it with `apt-get install kmod`")
-    # Stale modules from an earlier attempt must not survive into modules.dep.
-    shutil.rmtree(entry.install_dir, ignore_errors=True)
-    runner.check(
-        [*make, f"INSTALL_MOD_PATH={entry.install_dir}", f"DEPMOD={depmod}", "modules_install"],
-        cwd=source_dir,
-        failure="kernel modules_install failed",
-        nice=True,
-    )
-    modules_dir = entry.install_dir / "lib" / "modules" / release
-    if not (modules_dir / "modules.dep").is_file():
-        raise RoadtestError(
-            f"modules_install made no {modules_dir / 'modules.dep'}; full log: {entry.log}"
-        )
 
     kernel = Kernel(
         release=release,
@@ -336,7 +323,48 @@ def _build(
             "fragments": " ".join(str(f) for f in inputs.fragments),
         },
     )
-    progress(
-        f"kernel {release}: built in {_elapsed(start)} ({count(built.compiled, 'object')} compiled)"
-    )
+    progress(f"kernel {release}: built in {_elapsed(start)} ({count(compiled, 'object')} compiled)")
     return kernel
+
+
+def compile_kernel(
+    runner: Runner,
+    source_dir: Path,
+    build_dir: Path,
+    install_dir: Path,
+    target: Target,
+    make_vars: Sequence[str] = (),
+) -> tuple[str, Path, int]:
+    """Compile the configured `build_dir` of `source_dir` (incrementally: kbuild remakes
+    what changed) and install its modules under `install_dir`; return the release, the
+    modules' directory (lib/modules/<release>) and how many objects were compiled."""
+    make = ["make", *target.make_args(), *make_vars, f"O={build_dir}"]
+    jobs = parallel_jobs()
+    runner.progress(f"kernel: compiling with {jobs} job{'s' if jobs > 1 else ''}")
+    built = runner.check(
+        [*make, f"-j{jobs}", *target.build_targets],
+        cwd=source_dir,
+        failure="kernel build failed",
+        count=COUNT_STAGE,
+        nice=True,
+    )
+    release = (build_dir / "include" / "config" / "kernel.release").read_text().strip()
+
+    runner.progress("kernel: installing modules")
+    depmod = shutil.which("depmod") or shutil.which("depmod", path="/usr/sbin:/sbin")
+    if depmod is None:
+        raise RoadtestError("depmod not found: install it with `apt-get install kmod`")
+    # Stale modules from an earlier attempt must not survive into modules.dep.
+    shutil.rmtree(install_dir, ignore_errors=True)
+    runner.check(
+        [*make, f"INSTALL_MOD_PATH={install_dir}", f"DEPMOD={depmod}", "modules_install"],
+        cwd=source_dir,
+        failure="kernel modules_install failed",
+        nice=True,
+    )
+    modules_dir = install_dir / "lib" / "modules" / release
+    if not (modules_dir / "modules.dep").is_file():
+        raise RoadtestError(
+            f"modules_install made no {modules_dir / 'modules.dep'}; full log: {runner.log_path}"
+        )
+    return release, modules_dir, built.compiled

@@ -167,12 +167,13 @@ class Layout:
             return []
 
 
-def read_stamp(entry: Entry, key: str) -> dict[str, str] | None:
+def read_stamp(entry: Entry, key: str | None) -> dict[str, str] | None:
+    """The entry's stamp, if it is one for `key` (None: any key)."""
     try:
         data = json.loads(entry.stamp.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("key") != key:
+    if not isinstance(data, dict) or (key is not None and data.get("key") != key):
         return None
     return {k: v for k, v in data.items() if isinstance(v, str)}
 

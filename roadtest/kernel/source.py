@@ -87,10 +87,18 @@ def source_identity() -> SourceIdentity:
 def read_series(repo_root: Path) -> list[Path]:
     """The patches named by kernel-patches/series, in order (no series file: no patches)."""
     series = repo_root / SERIES
+    if not series.exists():
+        return []
+    return read_series_file(series, SERIES)
+
+
+def read_series_file(series: Path, shown: Path | str | None = None) -> list[Path]:
+    """The patches a quilt-style series file names (relative to its directory), in order."""
+    shown = shown or series
     try:
         text = series.read_text()
-    except FileNotFoundError:
-        return []
+    except OSError as err:
+        raise RoadtestError(f"series {shown}: {err.strerror or err}") from None
     patches: list[Path] = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
@@ -99,12 +107,12 @@ def read_series(repo_root: Path) -> list[Path]:
         if len(line.split()) != 1:
             # quilt allows "name -pN"; we apply everything with -p1, so say so rather than guess.
             raise RoadtestError(
-                f"{SERIES}:{number}: expected one patch file name, got {line!r} "
+                f"{shown}:{number}: expected one patch file name, got {line!r} "
                 "(all patches are applied with -p1)"
             )
         patch = series.parent / line
         if not patch.is_file():
-            raise RoadtestError(f"{SERIES}:{number} names {line}, which does not exist")
+            raise RoadtestError(f"{shown}:{number} names {line}, which does not exist")
         patches.append(patch)
     return patches
 

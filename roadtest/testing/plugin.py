@@ -222,6 +222,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "module of the same name; may be repeated",
     )
     group.addoption(
+        "--roadtest-kernel",
+        default=None,
+        metavar="DIR",
+        help="boot this kernel build (laid out as a cache entry: build/, modules/, "
+        "stamp.json; a `roadtest bisect` step's) in place of the cached one",
+    )
+    group.addoption(
+        "--roadtest-modules-used",
+        default=None,
+        metavar="FILE",
+        help="append the name of every module the tests load to FILE, one a line",
+    )
+    group.addoption(
         "--roadtest-record",
         default=None,
         metavar="DIR",
@@ -428,6 +441,18 @@ def _check_options(config: pytest.Config) -> None:
             "roadtest: --roadtest-coverage and --roadtest-sanitizers each run a kernel of "
             "their own: choose one"
         )
+    kernel_dir = config.getoption("--roadtest-kernel")
+    if kernel_dir and (
+        config.getoption("--roadtest-coverage") or config.getoption("--roadtest-sanitizers")
+    ):
+        raise pytest.UsageError(
+            "roadtest: --roadtest-kernel boots the kernel it names: it cannot be the "
+            "coverage or sanitizer variant"
+        )
+    if kernel_dir and not (Path(kernel_dir) / "stamp.json").is_file():
+        raise pytest.UsageError(
+            f"roadtest: --roadtest-kernel {kernel_dir}: not a kernel build (no stamp.json)"
+        )
     workdir = config.getoption("--roadtest-workdir")
     if workdir is None:
         return
@@ -529,7 +554,13 @@ def open_session(
         groups = list(collected(config).values())
     coverage_dir = config.getoption("--roadtest-coverage")
     machine = registry.get(config.getoption("--roadtest-machine"))
-    kernel = machine.build(repo_root(), _kernel_variant(config, machine.target))
+    kernel_dir = config.getoption("--roadtest-kernel")
+    if kernel_dir:
+        from roadtest.kernel import kernel_in
+
+        kernel = kernel_in(Path(kernel_dir).absolute(), machine.target)
+    else:
+        kernel = machine.build(repo_root(), _kernel_variant(config, machine.target))
     session = RoadtestSession(
         kernel,
         [],
@@ -545,6 +576,9 @@ def open_session(
         terminal=terminal,
         debugger=gdb.waiter(config) if gdb.enabled(config) else None,
     )
+    modules_used = config.getoption("--roadtest-modules-used")
+    if modules_used:
+        session.modules_log = Path(modules_used).absolute()
     if coverage_dir:
         snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
         session.before_guest_ends.append(snapshots.take)
@@ -756,6 +790,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 # Options a failing example's reproducer keeps: they change the kernel, modules or examples.
 _REPRODUCED_OPTIONS = (
+    "--roadtest-kernel",
     "--roadtest-module",
     "--roadtest-hostile",
     "--roadtest-sanitizers",

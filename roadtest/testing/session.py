@@ -201,6 +201,9 @@ class RoadtestSession:
         # (and the guest) before the guest ends (coverage.py copies their counters).
         self.drivers_loaded: dict[str, ModuleInfo] = {}
         self.before_guest_ends: list[Callable[[AgentClient, list[ModuleInfo]], object]] = []
+        # Where to note the name of every module a test needs (--roadtest-modules-used):
+        # `roadtest bisect` compares those modules between steps.
+        self.modules_log: Path | None = None
         self.problems: list[Exception] = []  # the hooks' verdicts on detached devices
         # Told when `require` replaces a live guest (the plugin's test log follows it).
         self.on_replaced: Callable[[Machine], None] | None = None
@@ -412,7 +415,11 @@ class RoadtestSession:
         agent = self.ensure_guest().agent
         module = self.modules.for_compatible(compatible, bus)
         self.drivers_loaded[module.name] = module
-        for mod in self.modules.load_order(module):
+        needed = self.modules.load_order(module)
+        if self.modules_log is not None:
+            with self.modules_log.open("a") as log:
+                log.write("".join(f"{mod.name}\n" for mod in needed))
+        for mod in needed:
             if not agent.exists(f"/sys/module/{mod.name}"):
                 agent.load_module(str(mod.path), params_from_cmdline(self.boot_args, mod.name))
 

@@ -1,0 +1,196 @@
+"""Building a bisection step's kernel: incrementally, in one build directory kept across
+steps (and runs), or only the modules under test when nothing else changed.
+
+    <bisect dir>/kernel/          laid out as a cache entry (`--roadtest-kernel` boots it)
+        build/                    the O= directory every full build of the clone reuses
+        modules/lib/modules/<release>/
+        stamp.json                its commit; removed while a build runs and when one fails
+    <bisect dir>/module-build/<module>/   a module built alone (kernel/external.py)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from roadtest.arch.um import UM
+from roadtest.bisect import git
+from roadtest.errors import RoadtestError
+from roadtest.kernel.build import Kernel, compile_kernel, kernel_in
+from roadtest.kernel.cache import Entry, write_stamp
+from roadtest.kernel.config import configure
+from roadtest.kernel.external import build_external_module
+from roadtest.kernel.runner import Runner
+from roadtest.text import count
+
+# Every step's kernel has the same release string and version banner, so that a kernel
+# image (and a module's vermagic) is the same file whenever its code is: module identity
+# compares them. LOCALVERSION set (to nothing) keeps setlocalversion from adding "+".
+REPRODUCIBLE = (
+    "LOCALVERSION=",
+    "KBUILD_BUILD_TIMESTAMP=Thu Jan  1 00:00:00 UTC 1970",
+    "KBUILD_BUILD_USER=roadtest",
+    "KBUILD_BUILD_HOST=roadtest",
+    "KBUILD_BUILD_VERSION=1",
+)
+# Changes kbuild does not build from.
+_NOT_BUILT = ("Documentation/", "LICENSES/", "MAINTAINERS", "CREDITS", "README")
+
+
+class StepSkipped(RoadtestError):
+    """The step's commit cannot be tested (git bisect's "skip"): the message says why."""
+
+
+@dataclass(frozen=True)
+class StepBuild:
+    kernel: Kernel  # what the step boots (with `overrides` in place of its own modules)
+    overrides: dict[str, Path]  # modules built alone for this step, by name
+    what: str  # how it was built, for the progress line
+    seconds: float
+
+
+class StepBuilder:
+    """Builds the clone's checked-out commit. `needed`: the modules the oracle loads (None
+    before the oracle first ran: then every change means a kernel build)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        clone: Path,
+        repo_root: Path,
+        fragments: list[Path],
+        progress: Callable[[str], None],
+    ) -> None:
+        self.clone = clone
+        self.repo_root = repo_root
+        self.fragments = fragments
+        self.progress = progress
+        self.entry = Entry(directory / "kernel")
+        self.module_root = directory / "module-build"
+
+    def _config_key(self) -> str:
+        h = hashlib.sha256()
+        for fragment in self.fragments:
+            h.update(fragment.read_bytes())
+        return h.hexdigest()
+
+    def built_commit(self) -> str | None:
+        """The commit of the last complete kernel build with today's config fragments."""
+        try:
+            stamp = json.loads(self.entry.stamp.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(stamp, dict) or stamp.get("config") != self._config_key():
+            return None
+        value = stamp.get("commit")
+        return value if isinstance(value, str) else None
+
+    def build(self, commit: str, needed: set[str] | None) -> StepBuild:
+        start = time.monotonic()
+        last = self.built_commit()
+        plan = None if last is None or needed is None else self._module_plan(last, commit, needed)
+        overrides: dict[str, Path] = {}
+        if last == commit:
+            kernel, what = kernel_in(self.entry.path, UM), "built already"
+        elif plan is None:
+            kernel, compiled = self._kernel_build(commit)
+            what = f"kernel build, {count(compiled, 'object')} compiled"
+        else:
+            kernel = kernel_in(self.entry.path, UM)
+            overrides = {name: self._module_build(kernel, name, src) for name, src in plan}
+            what = (
+                f"{count(len(overrides), 'module')} built alone ({', '.join(sorted(overrides))})"
+                if overrides
+                else "nothing to build"
+            )
+        return StepBuild(kernel, overrides, what, time.monotonic() - start)
+
+    def _module_sources(self, kernel: Kernel) -> dict[str, tuple[str, list[str]]]:
+        """Each module's sources (from kbuild's <module>.mod object lists), by module name:
+        (its directory in the tree, its .c files)."""
+        modules: dict[str, tuple[str, list[str]]] = {}
+        for mod in kernel.build_dir.rglob("*.mod"):
+            objects = mod.read_text().split()
+            name = mod.stem.replace("-", "_")
+            folder = mod.parent.relative_to(kernel.build_dir).as_posix()
+            modules[name] = (folder, [o.removesuffix(".o") + ".c" for o in objects])
+        return modules
+
+    def _module_plan(
+        self, last: str, commit: str, needed: set[str]
+    ) -> list[tuple[str, str]] | None:
+        """The needed modules to build alone at `commit` (name, source) when nothing else
+        that is built changed since the kernel build of `last`; None: build the kernel."""
+        kernel = kernel_in(self.entry.path, UM)
+        sources = self._module_sources(kernel)
+        owner = {src: name for name, (_, srcs) in sources.items() for src in srcs}
+        plan: dict[str, str] = {}
+        for path in git.changed_files(self.clone, last, commit):
+            if path.startswith(_NOT_BUILT):
+                continue
+            name = owner.get(path)
+            if name is None:
+                return None  # built into the kernel, a header, a Makefile, a new file...
+            if name not in needed:
+                continue  # another module's: the oracle never loads it
+            srcs = sources[name][1]
+            if len(srcs) != 1:
+                return None  # external.py builds one-file modules
+            plan[name] = srcs[0]
+        return sorted(plan.items())
+
+    def _kernel_build(self, commit: str) -> tuple[Kernel, int]:
+        entry = self.entry
+        entry.path.mkdir(parents=True, exist_ok=True)
+        entry.stamp.unlink(missing_ok=True)  # until this build is complete
+        entry.log.unlink(missing_ok=True)
+        runner = Runner(entry.log, self.progress, interval=60.0)
+        entry.build_dir.mkdir(exist_ok=True)
+        try:
+            configure(runner, self.clone, entry.build_dir, self.fragments, self.repo_root, UM)
+            release, _, compiled = compile_kernel(
+                runner, self.clone, entry.build_dir, entry.install_dir, UM, REPRODUCIBLE
+            )
+        except RoadtestError as err:
+            raise StepSkipped(f"does not build ({_first_line(err)})") from None
+        write_stamp(
+            entry,
+            {
+                "key": "bisect",
+                "commit": commit,
+                "config": self._config_key(),
+                "release": release,
+                "source_dir": str(self.clone),
+            },
+        )
+        return kernel_in(entry.path, UM), compiled
+
+    def _module_build(self, kernel: Kernel, name: str, source: str) -> Path:
+        try:
+            return build_external_module(
+                kernel, source, self.module_root / name, progress=self.progress
+            )
+        except RoadtestError as err:
+            raise StepSkipped(f"module {name} does not build ({_first_line(err)})") from None
+
+    def modules(self, build: StepBuild, needed: Iterable[str]) -> dict[str, Path]:
+        """Each needed module's .ko at this step; StepSkipped if one is missing."""
+        installed = {
+            ko.name.removesuffix(".ko").replace("-", "_"): ko
+            for ko in build.kernel.modules_dir.rglob("*.ko")
+        }
+        found = {**installed, **build.overrides}
+        modules = {}
+        for name in sorted(needed):
+            if name not in found:
+                raise StepSkipped(f"module {name} is not built here: no driver under test")
+            modules[name] = found[name]
+        return modules
+
+
+def _first_line(err: RoadtestError) -> str:
+    return str(err).splitlines()[0]
