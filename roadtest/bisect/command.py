@@ -200,6 +200,8 @@ class Bisection:
                 if same is not None:
                     step.verdict, step.reused_from = same.verdict, same.commit
                     step.why = f"same code as {same.commit[:12]}, decided {same.verdict}"
+                    # Its oracle would say what that step's said: show that.
+                    step.failure, step.log = same.failure, same.log
                     self._report(step)
                     return step
             verdict = self.oracle.run(
@@ -318,7 +320,10 @@ def _summary(first: Step, steps: list[Step], span: Range, log: Path, seconds: fl
         f"{len(reused)} decided by module identity (no boot), "
         f"{len([s for s in steps if s.verdict == SKIP])} skipped; log: {log}"
     )
-    print(f"the oracle at {first.commit[:12]} ({first.why}):")
+    # A verdict taken by module identity: what the oracle said at the step it came from.
+    said = next((s for s in steps if s.commit == first.reused_from and not s.reused_from), first)
+    same = f" (the same code as {first.commit[:12]})" if said is not first else ""
+    print(f"the oracle at {said.commit[:12]}{same}: {said.why}")
     for line in first.failure:
         print(f"    {line}")
     if first.log:

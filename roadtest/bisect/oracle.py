@@ -8,6 +8,7 @@ ran): the reason is the run's own last word.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -19,8 +20,10 @@ from roadtest import signals
 from roadtest.kernel.build import Kernel
 
 GOOD, BAD, SKIP = "good", "bad", "skip"
-_FAILURE_LINES = 60  # of the oracle's output, shown for the first bad commit
-_SUMMARY = re.compile(r"^(FAILED|ERROR) |^  (DIVERGED|FAILED|NOT PLAYED|DAMAGED) ")
+_FAILURE_LINES = 40  # of pytest's FAILURES section, shown for the first bad commit
+# pytest's short summary ("FAILED file::test - why") and replay's verdicts on traces.
+_TEST_SUMMARY = re.compile(r"^(FAILED|ERROR) \S+::")
+_TRACE_SUMMARY = re.compile(r"^  (DIVERGED|FAILED|NOT PLAYED|DAMAGED) ")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class Oracle:
             status = subprocess.run(
                 self.command(kernel, overrides, modules_used),
                 cwd=self.repo_root,
+                env={**os.environ, "COLUMNS": "200"},  # whole lines in pytest's summary
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -87,7 +91,9 @@ class Oracle:
         if status == 0:
             return Verdict(GOOD, _last_summary(lines) or "passed", [], seconds, log)
         if status == 1:
-            summary = [line.strip() for line in lines if _SUMMARY.match(line)]
+            # A trace's verdict first: it names the divergence, the test only its symptom.
+            summary = [line.strip() for line in lines if _TRACE_SUMMARY.match(line)]
+            summary += [line.strip() for line in lines if _TEST_SUMMARY.match(line)]
             why = summary[0] if summary else _last_summary(lines) or "failed"
             return Verdict(BAD, why, _failure(lines), seconds, log)
         return Verdict(SKIP, _skip_reason(status, lines), [], seconds, log)
@@ -112,10 +118,12 @@ def _skip_reason(status: int, lines: list[str]) -> str:
 
 
 def _failure(lines: list[str]) -> list[str]:
-    """The run's account of what failed: pytest's FAILURES section and short summary, and
-    replay's verdicts, at most _FAILURE_LINES lines of them."""
-    start = next((i for i, line in enumerate(lines) if " FAILURES " in line), None)
-    chosen = lines[start:] if start is not None else [x for x in lines if _SUMMARY.match(x)]
-    if len(chosen) > _FAILURE_LINES:
-        chosen = [*chosen[: _FAILURE_LINES - 1], f"... ({len(chosen)} lines in all)"]
-    return chosen
+    """The run's account of what failed: pytest's FAILURES section (its first
+    _FAILURE_LINES lines), then the short summary and replay's verdicts on traces."""
+    start = next((i for i, line in enumerate(lines) if " FAILURES " in line), len(lines))
+    end = next((i for i, line in enumerate(lines) if "short test summary" in line), len(lines))
+    section = lines[start:end] if start < end else []
+    if len(section) > _FAILURE_LINES:
+        section = [*section[:_FAILURE_LINES], f"... ({len(section)} lines in all)"]
+    summary = [x for x in lines if _TEST_SUMMARY.match(x) or _TRACE_SUMMARY.match(x)]
+    return [*section, *summary]

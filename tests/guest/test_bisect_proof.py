@@ -102,7 +102,7 @@ def test_series_mode_names_the_patch(
     steps = check_found(proc, log, history, bad)
     assert f"(patch {BAD_PATCH})" in proc.stdout.splitlines()[0]
     # The oracle's own account of the failure: the test and the driver's error.
-    assert "test_illuminance" in proc.stdout and "Connection timed out" in proc.stdout, shown(proc)
+    assert "test_illuminance" in proc.stdout and "TimeoutError" in proc.stdout, shown(proc)
     # Module identity: a step whose opt3001.ko and kernel are a decided step's is not booted.
     reused = [s for s in steps if s["reused_from"]]
     assert reused, shown(proc)
