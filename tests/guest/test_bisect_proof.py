@@ -157,3 +157,12 @@ def test_good_must_be_good(history: SeriesHistory, tmp_path: Path) -> None:
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("roadtest: good is not good") and good[:12] in last, shown(proc)
+
+
+def test_bad_must_be_bad(history: SeriesHistory) -> None:
+    ours = len(read_series(repo_root()))
+    good, bad = history.commit_after(ours), history.commit_after(ours + 3)  # before the bug
+    proc = bisect("--tree", str(history.repo), "--good", good, "--bad", bad, "--", OPT3001_TEST)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("roadtest: bad is not bad") and bad[:12] in last, shown(proc)

@@ -307,3 +307,23 @@ def _sleeping(clone: Path) -> bool:
         if cmd == b"sleep\x0060\x00" and cwd.startswith(str(clone)):
             return True
     return False
+
+
+def test_a_good_end_that_does_not_build_is_one_line(
+    tmp_path: Path, tree: tuple[Path, list[str]]
+) -> None:
+    repo, _ = tree
+    good = commit(repo, {"Makefile": "defconfig:\n\tfalse\n"}, "a Makefile that fails")
+    commit(repo, {"drivers/a/a.c": "int a = 3;\n"}, "fourth")
+    test = "tests/drivers/iio/light/test_opt3001.py"
+    line = one_line_error_last(
+        bisect(tmp_path, "--tree", str(repo), "--good", good, "--bad", "HEAD", "--", test)
+    )
+    assert line.startswith(f"roadtest: the oracle does not run at the good end {good[:12]}")
+    assert "does not build" in line
+
+
+def one_line_error_last(result: subprocess.CompletedProcess[str]) -> str:
+    """The error line of a bisection that got as far as its steps (progress lines first)."""
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    return result.stderr.strip().splitlines()[-1]
