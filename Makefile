@@ -5,7 +5,8 @@ VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
-.PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers hostile replay \
+.PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers variants \
+	guest-lane2 hostile replay \
 	x86_64 traces lint clean
 
 # The CPU of the x86_64 checks (make test runs them beside UML's): the second one where
@@ -40,11 +41,23 @@ unit: setup
 # tests/guest/test_driver_coverage.py runs the gcov variant of the kernel, and
 # tests/guest/test_sanitizers.py the sanitizer variant: build them here, where their
 # progress shows, not inside those tests.
-drivers: kernel
+drivers: variants
+	$(VENV)/bin/roadtest run tests/drivers tests/guest \
+		--ignore=tests/guest/test_qemu_guest.py --ignore=tests/guest/test_vm.py \
+		$(foreach f,$(GUEST_LANE2),--ignore=$(f))
+
+variants: kernel
 	$(VENV)/bin/roadtest build --coverage
 	$(VENV)/bin/roadtest build --sanitizers
-	$(VENV)/bin/roadtest run tests/drivers tests/guest \
-		--ignore=tests/guest/test_qemu_guest.py --ignore=tests/guest/test_vm.py
+
+# UML's longest guest tests, run by make test's second lane once the x86_64 checks are
+# done (on X86_CPU): the two lanes then take about as long as each other.
+GUEST_LANE2 := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.py \
+	tests/guest/test_fuzz_finds_real_bugs.py tests/guest/test_hostile_finds_leaks.py \
+	tests/guest/test_sanitizers.py tests/guest/test_replay_catches_register_changes.py
+
+guest-lane2: variants
+	$(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) $(GUEST_LANE2)
 
 # Every I2C device of the driver suite behind a hostile device, in the quick profile
 # (`roadtest fuzz --hostile` is the long run).
@@ -78,8 +91,9 @@ lint: setup
 	$(VENV)/bin/ruff format --check roadtest tests bench
 	$(VENV)/bin/mypy
 
-# The x86_64 checks (QEMU, CPU-bound under TCG) run beside lint, the unit tests and
-# UML's checks (see X86_CPU). Each half prints when it is done.
+# The x86_64 checks (QEMU, CPU-bound under TCG), then UML's longest guest tests
+# (GUEST_LANE2), run beside lint, the unit tests and UML's other checks (see X86_CPU).
+# Each half prints when it is done.
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target checks-um checks-x86_64
 
@@ -87,7 +101,7 @@ checks-um: setup
 	$(MAKE) --no-print-directory -j1 lint unit drivers hostile replay
 
 checks-x86_64: kernel
-	$(MAKE) --no-print-directory -j1 x86_64
+	$(MAKE) --no-print-directory -j1 x86_64 guest-lane2
 
 clean:
 	rm -rf $(VENV) *.egg-info

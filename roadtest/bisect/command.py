@@ -140,6 +140,8 @@ class Bisection:
         )
         self.steps: list[Step] = []
         self.needed: set[str] | None = None  # the modules the oracle loads (known once it ran)
+        self._hints = directory / "modules-used.json"
+        self.hint = self._hints_read().get(oracle.describe())  # from an earlier bisection
         self.decided: dict[str, Step] = {}  # by identity
         self._images: dict[tuple[str, int, int], str] = {}
 
@@ -188,12 +190,12 @@ class Bisection:
             patch = self.span.series.patch_of(commit)
             step.patch = patch.name if patch else None
         self.steps.append(step)
-        logs = self.directory / "logs"
-        logs.mkdir(exist_ok=True)
         try:
-            build = self.builder.build(commit, self.needed)
+            # Until the oracle ran here, what it loaded in an earlier bisection of this
+            # tree plans the build; the run checks the guess (_decide).
+            planned = self.needed if self.needed is not None else self.hint
+            build = self.builder.build(commit, planned)
             step.build, step.build_seconds = build.what, build.seconds
-            identity = None
             if self.needed is not None:
                 identity = self._identity(build, self.builder.modules(build, self.needed))
                 same = self.decided.get(identity)
@@ -204,25 +206,62 @@ class Bisection:
                     step.failure, step.log = same.failure, same.log
                     self._report(step)
                     return step
-            verdict = self.oracle.run(
-                build.kernel,
-                tuple(build.overrides.values()),
-                logs / f"{commit[:12]}.log",
-                logs / "modules-used",
-            )
-            self._take(step, verdict)
-            if verdict.verdict != SKIP:
-                used = _read_lines(logs / "modules-used")
-                if self.needed is None or not used <= self.needed:
-                    self.needed = (self.needed or set()) | used
-                    identity = None  # the ends: known only now what to compare
-                if identity is None:
-                    identity = self._identity(build, self.builder.modules(build, self.needed))
-                self.decided.setdefault(identity, step)
+            self._decide(step, build, planned)
         except StepSkipped as err:
             step.verdict, step.why = SKIP, str(err)
         self._report(step)
         return step
+
+    def _decide(self, step: Step, build: StepBuild, planned: set[str] | None) -> None:
+        """Run the oracle on `build`, learn what it loads, and record the verdict."""
+        logs = self.directory / "logs"
+        logs.mkdir(exist_ok=True)
+        used_file = logs / "modules-used"
+
+        def ask(build: StepBuild) -> tuple[Verdict, set[str]]:
+            overrides = tuple(build.overrides.values())
+            verdict = self.oracle.run(
+                build.kernel, overrides, logs / f"{step.commit[:12]}.log", used_file
+            )
+            return verdict, _read_lines(used_file)
+
+        verdict, used = ask(build)
+        if (
+            verdict.verdict != SKIP
+            and planned is not None
+            and not used <= planned
+            and self.builder.built_commit() != step.commit
+        ):
+            # It loaded a module the build plan did not consider, which may be stale
+            # here: build the kernel of this commit and ask again.
+            build = self.builder.build(step.commit, None)
+            step.build = f"{step.build}, then {build.what}"
+            step.build_seconds += build.seconds
+            verdict, used = ask(build)
+        self._take(step, verdict)
+        if verdict.verdict == SKIP:
+            return
+        self.needed = (self.needed or set()) | used
+        self._remember(used)
+        identity = self._identity(build, self.builder.modules(build, self.needed))
+        self.decided.setdefault(identity, step)
+
+    def _hints_read(self) -> dict[str, set[str]]:
+        try:
+            data = json.loads(self._hints.read_text())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: set(v) for k, v in data.items() if isinstance(v, list)}
+
+    def _remember(self, used: set[str]) -> None:
+        """Keep what this oracle loads for the next bisection of the tree to plan with."""
+        hints = self._hints_read()
+        hints[self.oracle.describe()] = used | hints.get(self.oracle.describe(), set())
+        write_atomically(
+            self._hints, json.dumps({k: sorted(v) for k, v in hints.items()}, indent=1) + "\n"
+        )
 
     def _take(self, step: Step, verdict: Verdict) -> None:
         step.verdict, step.why, step.failure = verdict.verdict, verdict.why, verdict.failure

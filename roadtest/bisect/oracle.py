@@ -65,6 +65,9 @@ class Oracle:
             "-rfE",
             *self.options,
         ]
+        if not any(o.startswith("--roadtest-cpu") for o in self.options):
+            # The guest on a CPU this process may use (make test pins a bisection to one).
+            options.append(f"--roadtest-cpu={min(os.sched_getaffinity(0))}")
         if self.golden is None:
             return [*roadtest, "run", *options, *self.tests]
         return [*roadtest, "replay", f"--golden={self.golden}", *options, *self.tests]

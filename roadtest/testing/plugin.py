@@ -178,7 +178,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--roadtest-cpu",
         type=int,
         default=None,
-        help="host CPU for the guest and this test process (default: one per xdist worker)",
+        help="host CPU for the guest and this test process (default: one per xdist worker, "
+        "among the CPUs this process may use)",
     )
     group.addoption(
         "--roadtest-boot-timeout",
@@ -543,7 +544,10 @@ def open_session(
     worker, index = _worker()
     cpu = config.getoption("--roadtest-cpu")
     if cpu is None:
-        cpu = index % (os.cpu_count() or 1)
+        # One per xdist worker, among the CPUs this process may use: a run started on a
+        # pinned CPU (make test's second lane, a bisection's oracle) stays there.
+        allowed = sorted(os.sched_getaffinity(0))
+        cpu = allowed[index % len(allowed)]
     # The backend thread (started below, inheriting this) shares the guest's CPU: an I2C
     # round trip took half the time that way (bench/bench_foundation.py).
     os.sched_setaffinity(0, {cpu})
