@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.bisect.command import tree_directory
 from roadtest.bisect.history import SeriesHistory, distribution_repo, series_history
+from roadtest.bisect.oracle import Oracle
 from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
 from roadtest.kernel.source import read_series, source_identity
@@ -153,6 +155,11 @@ def test_good_must_be_good(history: SeriesHistory, tmp_path: Path) -> None:
     ours = len(read_series(repo_root()))
     good = history.commit_after(ours + 4)  # the bug is in already
     bad = history.commit_after(len(history.commits))
+    # A wrong guess of what the oracle loads (an earlier bisection's, here: nothing):
+    # the good end's build then ignores opt3001.c's change, and only the oracle's own
+    # account of what it loaded can send it back for a build of the commit.
+    hints = tree_directory(default_cache_dir(), history.repo) / "modules-used.json"
+    hints.write_text(json.dumps({Oracle(repo_root(), [OPT3001_TEST], None, []).describe(): []}))
     proc = bisect("--tree", str(history.repo), "--good", good, "--bad", bad, "--", OPT3001_TEST)
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
