@@ -94,11 +94,15 @@ lint: setup
 # The x86_64 checks (QEMU, CPU-bound under TCG), then UML's longest guest tests
 # (GUEST_LANE2), run beside lint, the unit tests and UML's other checks (see X86_CPU).
 # Each half prints when it is done.
+# UML's replay comes last, alone: under basic time-travel a driver's runtime-PM and
+# timer work lands at other points of its I/O when the machine is busy (vcnl4200's
+# autosuspend diverged once beside the second lane); issue 14's simulated time is the cure.
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target checks-um checks-x86_64
+	$(MAKE) --no-print-directory replay
 
 checks-um: setup
-	$(MAKE) --no-print-directory -j1 lint unit drivers hostile replay
+	$(MAKE) --no-print-directory -j1 lint unit drivers hostile
 
 checks-x86_64: kernel
 	$(MAKE) --no-print-directory -j1 x86_64 guest-lane2
