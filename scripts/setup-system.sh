@@ -10,6 +10,7 @@ packages=(
     python3 python3-venv                                     # the venv (with /usr/bin/python3)
     trace-cmd                                                # i2c tracing in the guest, imported as traces
     gdb                                                      # roadtest run --roadtest-gdb
+    git                                                      # roadtest bisect (and its tests)
 )
 # --machine x86_64 and --vm qemu: QEMU 10 from bookworm-backports, whose vhost-user-gpio
 # offers GPIO interrupts (7.2's does not); 9p's virtfs-proxy-helper is not needed.
