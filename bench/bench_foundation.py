@@ -83,7 +83,7 @@ def bench_i2c(count: int, repeats: int, guest_cpu: int, host_cpu: int | None) ->
             ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/i2c_rdwr_loop.c")], check=True
         )
         session = RoadtestSession(
-            kernel, [BENCH_DEVICE], work / "session", cpu=guest_cpu, time_travel=False
+            kernel, [BENCH_DEVICE], work / "session", cpu=guest_cpu, time="real"
         )
         session.start()
         try:
@@ -116,7 +116,7 @@ def bench_guest_syscall(cpu: int) -> None:
             ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/guest_syscall_loop.c")], check=True
         )
         guest = UMLGuest(
-            BootConfig(image=kernel.image, workdir=Path(tmp) / "g", cpu=cpu, time_travel=False)
+            BootConfig(image=kernel.image, workdir=Path(tmp) / "g", cpu=cpu, time="real")
         )
         guest.start()
         try:

@@ -36,7 +36,14 @@ from typing import Final
 
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.i2c_model import ModelHandler
-from roadtest.backend.i2c_transfer import I2CMessage, Transfer, TransferHandler, TransferObserver
+from roadtest.backend.i2c_transfer import (
+    DEFAULT_BUS_HZ,
+    I2CMessage,
+    Transfer,
+    TransferHandler,
+    TransferObserver,
+    bus_time_ns,
+)
 from roadtest.backend.virtqueue import Request, Virtqueue
 from roadtest.models.base import I2CModel
 from roadtest.text import count
@@ -180,13 +187,17 @@ class VirtioI2C(VirtioDevice):
     name = "i2c"
     num_queues = 1
     device_features = VIRTIO_I2C_F_ZERO_LENGTH_REQUEST
-    # Test fragments are its children: 7-bit addresses, no size.
-    dt_properties = "#address-cells = <1>;\n#size-cells = <0>;"
 
-    def __init__(self, bus: I2CBus | None = None) -> None:
+    def __init__(self, bus: I2CBus | None = None, bus_hz: int = DEFAULT_BUS_HZ) -> None:
         super().__init__()
         self.bus = bus if bus is not None else I2CBus()
         self.messages = 0  # messages handled, for tests and benchmarks
+        # The bus clock: how long a transfer takes in simulated time (Virtqueue.notify).
+        self.bus_hz = bus_hz
+        # Test fragments are its children: 7-bit addresses, no size.
+        self.dt_properties = (
+            f"#address-cells = <1>;\n#size-cells = <0>;\nclock-frequency = <{bus_hz}>;"
+        )
 
     def attach(
         self,
@@ -206,6 +217,7 @@ class VirtioI2C(VirtioDevice):
         reqs: list[Request] = []
         runs: list[Transfer] = []
         run: Transfer | None = None
+        bus_time = 0
         while (req := vq.pop()) is not None:
             out = req.out
             self.messages += 1
@@ -225,14 +237,15 @@ class VirtioI2C(VirtioDevice):
                 run = Transfer(addr, [msg])
                 runs.append(run)
             if not flags & VIRTIO_I2C_FLAGS_FAIL_NEXT:
-                self._serve(vq, reqs, runs, debug)
+                bus_time += self._serve(vq, reqs, runs, debug)
                 reqs, runs, run = [], [], None
         if reqs:
-            self._serve(vq, reqs, runs, debug)
-        vq.notify()
+            bus_time += self._serve(vq, reqs, runs, debug)
+        vq.notify(after=bus_time)
 
-    def _serve(self, vq: Virtqueue, reqs: list[Request], runs: list[Transfer], debug: bool) -> None:
-        """Answer one group: its runs in order until one fails, then write the answers."""
+    def _serve(self, vq: Virtqueue, reqs: list[Request], runs: list[Transfer], debug: bool) -> int:
+        """Answer one group: its runs in order until one fails, then write the answers; how
+        long the group takes on the bus (ns)."""
         failed = False
         i = 0
         for transfer in runs:
@@ -260,6 +273,7 @@ class VirtioI2C(VirtioDevice):
                 else:
                     req.write_last(msg.status)
                     vq.push(req, 1, notify=False)
+        return sum(bus_time_ns(transfer.messages, self.bus_hz) for transfer in runs)
 
     def _malformed(self, vq: Virtqueue, req: Request) -> None:
         in_len = req.in_len

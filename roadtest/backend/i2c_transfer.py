@@ -10,7 +10,8 @@ traces through the replayer's player, and the recorder observes.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Final, Protocol
 
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR
 
@@ -88,3 +89,15 @@ class TransferObserver(Protocol):
 
 # What goes on the bus at an address: the handler that answers, and who observes.
 BusTarget = tuple[TransferHandler, TransferObserver | None]
+
+
+# Standard mode: what a bus whose devicetree node gives no clock-frequency runs at.
+DEFAULT_BUS_HZ: Final = 100_000
+
+
+def bus_time_ns(messages: Sequence[I2CMessage], hz: int) -> int:
+    """How long `messages` take on an I2C bus clocked at `hz` (UM10204, 3.1): a START (or
+    repeated START) and the address byte before each message, each byte 8 bits and an
+    acknowledge bit, and one STOP at the end; a bit is a clock period."""
+    bits = sum(1 + 9 * (1 + msg.length) for msg in messages) + 1
+    return bits * 1_000_000_000 // hz

@@ -12,6 +12,11 @@ instances in their place). The thread runs a `selectors` loop over the
 listening sockets, the connected frontends, their kick fds and a wake-up
 pipe. A frontend that disconnects (guest poweroff or crash) leaves the device
 in its power-on state, and the next guest connects to the same socket.
+
+Under simulated time (`simulated_time=True`) the same loop runs the guest's
+calendar (roadtest.simtime.controller, on `time.sock`), the devices notify the
+guest in-band through it, and a virtio console carries the agent's channel
+(`console`), so that its input reaches the guest at a defined instant too.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from types import TracebackType
 from typing import TypeVar
 
 from roadtest.backend import registry
+from roadtest.backend.console import VirtioConsole
 from roadtest.backend.device import BackendError, VirtioDevice
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
 from roadtest.backend.vhost_user import VhostUserConnection
+from roadtest.simtime.controller import Controller
 
 log = logging.getLogger("roadtest.backend.server")
 
@@ -41,10 +48,15 @@ MAX_SOCKET_PATH = 107
 D = TypeVar("D", bound=VirtioDevice)
 
 
+# What a backend under simulated time listens on besides its devices' sockets.
+SIMULATED_TIME_SOCKETS = (VirtioConsole.name, "time")
+
+
 def socket_paths(workdir: Path) -> dict[str, Path]:
-    """The backend's listening sockets in `workdir`, by device name."""
+    """The backend's listening sockets in `workdir`, by device name (and "time")."""
     base = Path(workdir).absolute()
-    return {t.name: base / f"{t.name}.sock" for t in registry.device_types()}
+    names = [*(t.name for t in registry.device_types()), *SIMULATED_TIME_SOCKETS]
+    return {name: base / f"{name}.sock" for name in names}
 
 
 class BackendStartError(Exception):
@@ -61,6 +73,10 @@ class EventLoop:
         self._stopping = False
         self._pending: list[Callable[[], None]] = []
         self._pending_lock = threading.Lock()
+        self._thread_id: int | None = None
+
+    def on_loop_thread(self) -> bool:
+        return threading.get_ident() == self._thread_id
 
     def add_reader(self, fd: int, callback: Callable[[], None]) -> None:
         self._selector.register(fd, selectors.EVENT_READ, callback)
@@ -98,6 +114,7 @@ class EventLoop:
             callback()
 
     def run(self) -> None:
+        self._thread_id = threading.get_ident()
         select = self._selector.select
         registered = self._selector.get_map()
         while not self._stopping:
@@ -123,10 +140,17 @@ class EventLoop:
 class DeviceServer:
     """A device's listening socket and its (at most one) frontend connection."""
 
-    def __init__(self, device: VirtioDevice, path: Path, loop: EventLoop) -> None:
+    def __init__(
+        self,
+        device: VirtioDevice,
+        path: Path,
+        loop: EventLoop,
+        controller: Controller | None = None,
+    ) -> None:
         self.device = device
         self.path = path
         self.loop = loop
+        self.controller = controller
         self.listener: socket.socket | None = None
         self.connection: VhostUserConnection | None = None
         self.connected = threading.Event()
@@ -166,7 +190,7 @@ class DeviceServer:
             self._drop()
         log.info("%s: frontend connected", self.device.name)
         sock.setblocking(True)
-        conn = VhostUserConnection(sock, self.device, self.loop, self.device.name)
+        conn = VhostUserConnection(sock, self.device, self.loop, self.device.name, self.controller)
         self.connection = conn
         self.loop.add_reader(sock.fileno(), lambda: self._readable(conn))
         self.connected.set()
@@ -210,6 +234,7 @@ class Backend:
         *,
         devices: Sequence[VirtioDevice] = (),
         on_error: Callable[[BackendError], None] | None = None,
+        simulated_time: bool = False,
     ) -> None:
         self.workdir = Path(workdir)
         given = {d.name: d for d in devices}
@@ -219,6 +244,12 @@ class Backend:
         }
         if given:
             raise ValueError(f"no registered virtio device type for {sorted(given)}")
+        #: the guest's calendar, under simulated time
+        self.controller = Controller(self.socket("time")) if simulated_time else None
+        self.console: VirtioConsole | None = None
+        if self.controller is not None:
+            self.console = VirtioConsole(self.controller)
+            self.devices[self.console.name] = self.console
         self.errors: list[BackendError] = []
         self.on_error = on_error
         self._errors_lock = threading.Lock()
@@ -277,12 +308,14 @@ class Backend:
         self.workdir.mkdir(parents=True, exist_ok=True)
         loop = EventLoop()
         servers = {
-            name: DeviceServer(device, self.socket(name), loop)
+            name: DeviceServer(device, self.socket(name), loop, self.controller)
             for name, device in self.devices.items()
         }
         try:
             for server in servers.values():
                 server.listen()
+            if self.controller is not None:
+                self.controller.listen(loop)
         except BaseException:
             for server in servers.values():
                 server.close()
@@ -304,6 +337,10 @@ class Backend:
                     server.close()
                 except Exception:
                     log.exception("closing %s", server.device.name)
+            if self.controller is not None:
+                self.controller.close()
+            if self.console is not None:
+                self.console.close()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the thread, drop connections, close every fd and remove the socket files."""

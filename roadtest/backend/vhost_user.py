@@ -15,6 +15,11 @@ what they need:
   a message with NEED_REPLY gets a u64 ack (0 = success) unless it has a
   reply of its own;
 - call fds may be pipes (UML) rather than eventfds: we write 8 bytes either way;
+- under simulated time (a `Controller`), protocol feature INBAND_NOTIFICATIONS: UML
+  then kicks with VRING_KICK messages (acked: the guest waits for them) and takes
+  calls as BACKEND_VRING_CALL messages on the backend-request channel, which its
+  time-travel handler turns into an interrupt at the calendar's current time before
+  it replies; it sets no kick or call fds, so rings start on SET_VRING_ENABLE;
 - ring addresses are in the frontend's virtual address space (`user_addr`
   of the regions), descriptor addresses are guest-physical.
 """
@@ -33,6 +38,7 @@ from typing import Final, Protocol
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.memory import GuestMemory, GuestMemoryError, RegionSpec, close_fds
 from roadtest.backend.virtqueue import Virtqueue, VirtqueueError
+from roadtest.simtime.controller import Controller
 
 log = logging.getLogger("roadtest.backend.vhost_user")
 
@@ -59,6 +65,9 @@ SET_BACKEND_REQ_FD: Final = 21  # SET_SLAVE_REQ_FD
 GET_CONFIG: Final = 24
 SET_CONFIG: Final = 25
 VRING_KICK: Final = 35
+
+# Requests on the backend-request channel (back-end to front-end).
+BACKEND_VRING_CALL: Final = 4  # VHOST_USER_SLAVE_VRING_CALL
 
 REQUEST_NAMES: Final = {
     GET_FEATURES: "GET_FEATURES",
@@ -109,6 +118,7 @@ PROTOCOL_F_MQ: Final = 1 << 0
 PROTOCOL_F_REPLY_ACK: Final = 1 << 3
 PROTOCOL_F_BACKEND_REQ: Final = 1 << 5
 PROTOCOL_F_CONFIG: Final = 1 << 9
+PROTOCOL_F_INBAND_NOTIFICATIONS: Final = 1 << 14
 PROTOCOL_FEATURES: Final = (
     PROTOCOL_F_MQ | PROTOCOL_F_REPLY_ACK | PROTOCOL_F_BACKEND_REQ | PROTOCOL_F_CONFIG
 )
@@ -158,7 +168,12 @@ class VhostUserConnection:
     """Serves one frontend connection for one device."""
 
     def __init__(
-        self, sock: socket.socket, device: VirtioDevice, watcher: Watcher, name: str = ""
+        self,
+        sock: socket.socket,
+        device: VirtioDevice,
+        watcher: Watcher,
+        name: str = "",
+        controller: Controller | None = None,
     ) -> None:
         self.sock = sock
         self.device = device
@@ -172,9 +187,14 @@ class VhostUserConnection:
         self.offered_protocol = PROTOCOL_FEATURES
         if not device.get_config():
             self.offered_protocol &= ~PROTOCOL_F_CONFIG
+        self.controller = controller
+        if controller is not None:
+            self.offered_protocol |= PROTOCOL_F_INBAND_NOTIFICATIONS
         self.acked_features = 0
         self.protocol_features = 0
         self.backend_req_fd = -1
+        self._replies = bytearray()  # what came back on the backend-request channel
+        self._replies_due = 0
         self.closed = False
         # Read timeout for the rest of a message once its first bytes arrived.
         self.sock.settimeout(5.0)
@@ -521,7 +541,16 @@ class VhostUserConnection:
                 "%s: frontend set protocol features we did not offer: %#x", self.name, features
             )
         self.protocol_features = features
+        in_band = self.in_band
+        for vq in self.queues:
+            vq.signal = self._signal_in_band if in_band else None
         return False
+
+    @property
+    def in_band(self) -> bool:
+        """Notifications are messages (INBAND_NOTIFICATIONS with BACKEND_REQ)."""
+        both = PROTOCOL_F_INBAND_NOTIFICATIONS | PROTOCOL_F_BACKEND_REQ
+        return self.controller is not None and self.protocol_features & both == both
 
     def _get_queue_num(self, request: int, payload: bytes, fds: list[int]) -> bool:
         close_fds(fds)
@@ -531,6 +560,8 @@ class VhostUserConnection:
     def _set_vring_enable(self, request: int, payload: bytes, fds: list[int]) -> bool:
         close_fds(fds)
         vq, enable = self._vring_state(payload)
+        if enable and self.in_band and not vq.started:
+            vq.start()  # no SET_VRING_KICK comes
         was = vq.enabled
         vq.enabled = bool(enable)
         if vq.enabled and not was:
@@ -541,9 +572,82 @@ class VhostUserConnection:
         if len(fds) != 1:
             close_fds(fds)
             raise MessageError(f"expected one file descriptor, got {len(fds)}")
-        # UML makes this a pipe: we may send on it, never expect replies on it.
-        self.backend_req_fd = self._replace_fd(self.backend_req_fd, fds[0])
+        # UML makes this a socketpair: replies to our NEED_REPLY come back on it.
+        self._drop_backend_req()
+        self.backend_req_fd = fds[0]
+        if self.in_band:
+            _set_nonblocking(self.backend_req_fd)
+            self.watcher.add_reader(self.backend_req_fd, self._backend_replies)
         return False
+
+    # In-band notifications (loop thread)
+
+    def _signal_in_band(self, vq: Virtqueue, after: int) -> None:
+        controller = self.controller
+        assert controller is not None
+
+        def schedule() -> None:
+            controller.after(after, lambda: self._call(vq))
+
+        controller.soon(schedule)
+
+    def _call(self, vq: Virtqueue) -> None:
+        """Send BACKEND_VRING_CALL; the calendar holds until the guest's reply."""
+        controller = self.controller
+        if self.closed or self.backend_req_fd < 0 or controller is None:
+            return
+        need_reply = bool(self.protocol_features & PROTOCOL_F_REPLY_ACK)
+        payload = VRING_STATE.pack(vq.index, 0)
+        flags = VERSION | (FLAG_NEED_REPLY if need_reply else 0)
+        try:
+            os.write(self.backend_req_fd, HEADER.pack(BACKEND_VRING_CALL, flags, 8) + payload)
+        except OSError as err:
+            log.warning("%s: in-band call: %s", vq.name, err)
+            return
+        if need_reply:
+            self._replies_due += 1
+            controller.hold()
+
+    def _backend_replies(self) -> None:
+        fd = self.backend_req_fd
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError as err:
+            log.warning("%s: backend-request channel: %s", self.name, err)
+            data = b""
+        if not data:
+            self._drop_backend_req()
+            return
+        self._replies += data
+        size = HEADER.size + U64.size
+        while len(self._replies) >= size:
+            request, flags, length = HEADER.unpack_from(self._replies)
+            status = U64.unpack_from(self._replies, HEADER.size)[0]
+            del self._replies[:size]
+            if request != BACKEND_VRING_CALL or not flags & FLAG_REPLY or length != U64.size:
+                log.warning(
+                    "%s: unexpected reply %s on the backend-request channel",
+                    self.name,
+                    request_name(request),
+                )
+            elif status:
+                log.warning("%s: the guest refused a call (status %d)", self.name, status)
+            self._reply_came()
+
+    def _reply_came(self) -> None:
+        if self._replies_due and self.controller is not None:
+            self._replies_due -= 1
+            self.controller.release()
+
+    def _drop_backend_req(self) -> None:
+        if self.backend_req_fd >= 0:
+            self.watcher.remove_reader(self.backend_req_fd)
+        self.backend_req_fd = self._replace_fd(self.backend_req_fd, -1)
+        self._replies.clear()
+        while self._replies_due:
+            self._reply_came()
 
     def _get_config(self, request: int, payload: bytes, fds: list[int]) -> bool:
         close_fds(fds)
@@ -625,7 +729,7 @@ class VhostUserConnection:
             self.device.reset()
             self.device.detach_queues()
             self.memory.clear()
-            self.backend_req_fd = self._replace_fd(self.backend_req_fd, -1)
+            self._drop_backend_req()
         try:
             self.sock.close()
         except OSError as err:

@@ -22,6 +22,7 @@ import mmap
 import os
 import struct
 import threading
+from collections.abc import Callable
 from typing import Final
 
 from roadtest.backend.memory import GuestMemory, GuestMemoryError
@@ -128,6 +129,9 @@ class Virtqueue:
         self.kick_fd = -1
         self.call_fd = -1
         self.err_fd = -1
+        # How the driver is told (None: through call_fd); it gets the queue and how long
+        # after now (simulated ns) the device is done: a transfer's time on the bus.
+        self.signal: Callable[[Virtqueue, int], None] | None = None
         # Ring state machine (vhost-user "Ring states").
         self._started = False
         self._enabled = False
@@ -353,8 +357,9 @@ class Virtqueue:
         if notify:
             self.notify()
 
-    def notify(self) -> None:
-        """Signal the call fd if the driver wants to hear about what was pushed since last time."""
+    def notify(self, after: int = 0) -> None:
+        """Tell the driver about what was pushed since last time, if it wants to hear: through
+        `signal` if set (`after` ns of simulated time from now), else the call fd."""
         new = self.used_idx
         old = self._signalled_used
         if self._signalled_valid and new == old:
@@ -371,7 +376,9 @@ class Virtqueue:
             need = not _u16(amm, self._aoff)[0] & VRING_AVAIL_F_NO_INTERRUPT
         self._signalled_used = new
         self._signalled_valid = True
-        if need and self.call_fd >= 0:
+        if need and self.signal is not None:
+            self.signal(self, after)
+        elif need and self.call_fd >= 0:
             try:
                 # An eventfd adds 1; UML's call fd is a pipe, and any 8 bytes wake it.
                 os.write(self.call_fd, _ONE)

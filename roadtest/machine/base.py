@@ -13,9 +13,10 @@ type has `gdb` also says how gdb attaches to its kernel (`gdb_command`).
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,13 @@ from roadtest.machine.console import Console
 
 class GuestError(Exception):
     """The guest failed to boot, crashed, or hung."""
+
+
+# How the guest's clock runs: "sim", simulated time that roadtest owns (UML's
+# time-travel=ext: the guest's clock moves only when the backend's calendar says so);
+# "travel", UML's basic time-travel (it skips idle time, but host load changes when
+# timers fire); "real", the host's clock (for timing-sensitive debugging).
+TIME_MODES = ("sim", "travel", "real")
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,11 @@ class BootConfig:
     virtio: list[VirtioNode] = field(default_factory=list)
     cpu: int | None = 0  # the host CPU to pin the guest to
     mem: str = "128M"
-    time_travel: bool = True  # the guest clock skips idle time
+    time: str = "travel"  # one of TIME_MODES
+    # Under "sim": the calendar's socket (roadtest.simtime), and where the agent's channel
+    # comes from (the backend's virtio console: a fresh host end for each guest).
+    time_socket: Path | None = None
+    agent_channel: Callable[[], socket.socket] | None = None
     # The guest runs its agent with the host's Python, from the host's root.
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
     extra_args: list[str] = field(default_factory=list)  # appended to the kernel command line

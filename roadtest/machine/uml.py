@@ -44,8 +44,9 @@ class UMLGuest(ProcessGuest):
         self._host_end: socket.socket | None = None
         self._guest_end: socket.socket | None = None
 
-    def command(self, channel_fd: int) -> list[str]:
-        """UML's command line; `channel_fd` is the host fd that becomes the guest's tty1,
+    def command(self, channel_fd: int | None) -> list[str]:
+        """UML's command line; `channel_fd` is the host fd that becomes the guest's tty1 (the
+        agent's channel; None under simulated time, where it is the virtio console's hvc0),
         and the config's terminal (if any) its tty2."""
         cfg = self.config
         args = [
@@ -56,7 +57,7 @@ class UMLGuest(ProcessGuest):
             f"init={cfg.python}",
             "con=null",
             "con0=null,fd:1",
-            f"con1=fd:{channel_fd}",
+            *([f"con1=fd:{channel_fd}"] if channel_fd is not None else []),
             *([f"con2=fd:{cfg.terminal}"] if cfg.terminal is not None else []),
             "ssl=null",
             f"uml_dir={self.workdir}",
@@ -65,13 +66,19 @@ class UMLGuest(ProcessGuest):
         ]
         if cfg.dtb is not None:
             args.append(f"dtb={cfg.dtb}")
-        if cfg.time_travel:
+        if cfg.time == "sim":
+            if cfg.time_socket is None:
+                raise GuestError("simulated time needs the calendar's socket")
+            args.append(f"time-travel=ext:{cfg.time_socket}")
+            # Kernel messages stay on tty0: without this, the agent's hvc0 is the console.
+            args.append("console=tty0")
+        elif cfg.time == "travel":
             # The guest clock jumps over idle time: driver delays cost nothing.
             args.append("time-travel")
         args += cfg.extra_args
         args += [
             f"ROADTEST_WORK={self.workdir}",
-            "ROADTEST_AGENT_TTY=/dev/tty1",
+            f"ROADTEST_AGENT_TTY={'/dev/tty1' if channel_fd is not None else '/dev/hvc0'}",
             f"ROADTEST_PYTHONPATH={guest_python_path()}",
             *init_args(),
         ]
@@ -79,6 +86,8 @@ class UMLGuest(ProcessGuest):
         return confined(cfg, [self.workdir], args)
 
     def program(self) -> list[str]:
+        if self.config.agent_channel is not None:
+            return self.command(None)
         assert self._guest_end is not None
         return self.command(self._guest_end.fileno())
 
@@ -86,6 +95,9 @@ class UMLGuest(ProcessGuest):
         self._remove_uml_dir()
 
     def open_channel(self) -> tuple[int, ...]:
+        if self.config.agent_channel is not None:
+            self._host_end = self.config.agent_channel()
+            return self._terminal_fds()
         self._host_end, self._guest_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         return (self._guest_end.fileno(), *self._terminal_fds())
 

@@ -23,6 +23,7 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.fuzz import profiles
 from roadtest.guest.protocol import ProtocolError
+from roadtest.machine.base import TIME_MODES
 from roadtest.replayer.failures import DamagedTrace, ReplayFailure
 from roadtest.testing import coverage, examples, gdb, timeouts, tracecmd_capture, verdicts
 from roadtest.testing.devices import Device, I2CDevice, PlatformDevice
@@ -203,9 +204,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "I2C device it declares, behind a device that lies (`roadtest fuzz --hostile`)",
     )
     group.addoption(
+        "--roadtest-time",
+        choices=TIME_MODES,
+        default="travel",
+        help="the guest's clock: sim, simulated time that roadtest owns (runs repeat event "
+        "for event; idle guests sleep); travel, UML's basic time-travel (skips idle time); "
+        "real, the host's clock (driver delays take their real time) (default: %(default)s)",
+    )
+    group.addoption(
         "--roadtest-no-time-travel",
         action="store_true",
-        help="run the guest clock in real time (driver delays take their real time)",
+        help="the same as --roadtest-time=real",
     )
     group.addoption("--roadtest-workdir", default=None, help="where guests keep sockets and logs")
     group.addoption(
@@ -306,7 +315,16 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     from roadtest.machine import registry
 
-    return f"roadtest machine: {registry.get(config.getoption('--roadtest-machine')).describe()}"
+    machine = registry.get(config.getoption("--roadtest-machine")).describe()
+    return f"roadtest machine: {machine}, time: {time_mode(config)}"
+
+
+def time_mode(config: pytest.Config) -> str:
+    """How the guest's clock runs (machine.base.TIME_MODES)."""
+    if config.getoption("--roadtest-no-time-travel"):
+        return "real"
+    mode: str = config.getoption("--roadtest-time")
+    return mode
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -433,9 +451,14 @@ def _check_options(config: pytest.Config) -> None:
     from roadtest.machine import registry
 
     try:
-        registry.get(config.getoption("--roadtest-machine"))
+        machine = registry.get(config.getoption("--roadtest-machine"))
     except RoadtestError as err:
         raise pytest.UsageError(f"roadtest: --roadtest-machine: {err}") from None
+    if time_mode(config) == "sim" and machine.name != "um":
+        raise pytest.UsageError(
+            f"roadtest: --roadtest-time=sim needs a UML guest (UML's time-travel=ext), "
+            f"not {machine.name}: use --roadtest-time=real"
+        )
     gdb.check(config)
     if config.getoption("--roadtest-coverage") and config.getoption("--roadtest-sanitizers"):
         raise pytest.UsageError(
@@ -572,7 +595,7 @@ def open_session(
         groups=groups,
         machine=machine,
         cpu=cpu,
-        time_travel=not config.getoption("--roadtest-no-time-travel"),
+        time=time_mode(config),
         boot_timeout=config.getoption("--roadtest-boot-timeout"),
         hooks=_device_hooks(config, kernel.release),
         module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
@@ -654,7 +677,7 @@ def guest(
     test_log = TestLog(session, guest.console.mark(), len(_backend_log.records))
     request.node.stash[_KEY_LOG] = test_log
     session.on_replaced = test_log.follow
-    if session.time_travel and request.config.getoption("--roadtest-replay"):
+    if session.time == "travel" and request.config.getoption("--roadtest-replay"):
         # A player's divergence, whether it fails the call (the driver's EIO) or shows
         # when the device is detached, gets the line.
         test_log.note = REPLAY_TIMING_NOTE
@@ -801,6 +824,7 @@ _REPRODUCED_OPTIONS = (
     "--roadtest-bootargs",
     "--roadtest-hang-limit",
     "--roadtest-no-time-travel",
+    "--roadtest-time",
     "--hypothesis-profile",
     "--hypothesis-seed",
 )

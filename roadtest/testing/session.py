@@ -148,7 +148,7 @@ class RoadtestSession:
         devices: Sequence[Device],
         workdir: Path,
         cpu: int | None = 0,
-        time_travel: bool = True,
+        time: str = "travel",
         boot_timeout: float = 30.0,
         hooks: DeviceHooks | None = None,
         module_overrides: list[Path] | None = None,
@@ -178,9 +178,9 @@ class RoadtestSession:
         self.modules = ModuleIndex(kernel.modules_dir)
         for path in module_overrides or []:
             self.modules.override(path)
-        self.backend = Backend(workdir)
+        self.time = time  # machine.base.TIME_MODES
+        self.backend = Backend(workdir, simulated_time=time == "sim")
         self.cpu = cpu
-        self.time_travel = time_travel
         self.boot_timeout = boot_timeout  # host seconds from start to the agent's ready
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
         self.terminal = terminal
@@ -275,7 +275,9 @@ class RoadtestSession:
             dtb=self.dtb,
             virtio=virtio_nodes(self.backend),
             cpu=self.cpu,
-            time_travel=self.time_travel,
+            time=self.time,
+            time_socket=self.backend.socket("time") if self.time == "sim" else None,
+            agent_channel=self.backend.console.new_channel if self.backend.console else None,
             boot_timeout=self.boot_timeout,
             extra_args=self.boot_args,
             terminal=self.terminal,

@@ -1,0 +1,332 @@
+"""The scheduler of simulated time: one guest, and the backend's work, on one clock.
+
+The guest (UML booted with `time-travel=ext:<socket>`) asks to run at a time
+(REQUEST), says it waits (WAIT), and runs again only when told (RUN). Its CPU
+work takes no simulated time; its clock moves only here. The backend's work is
+events on the same calendar (`at`): a transfer's completion after its bus time,
+a model's alarm. Time moves only when every participant waits:
+
+- the guest: it sent WAIT and no RUN is in flight;
+- the backend: no in-band notification to the guest is in flight (`hold` until its
+  reply: a RUN the guest read while it handled one would be lost, time.c's nested
+  request, and the guest would hang for good);
+- the agent: while it waits for the test's next request (`agent_idle`), the guest may
+  run only at the current time, so that what the test does between requests happens
+  at one instant of guest time, whatever the host's speed.
+
+All of it runs on the backend's event loop thread (its in-band notifications are
+then ordered with the guest's requests without locks); other threads use `call_soon`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import socket
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from roadtest.simtime import protocol
+from roadtest.simtime.protocol import MESSAGE, TimeProtocolError
+
+log = logging.getLogger("roadtest.simtime.controller")
+
+NEVER = 1 << 63
+# The guest's time of day at boot (2026-01-01T00:00:00Z): fixed, so that runs repeat.
+DEFAULT_TOD_NS = 1_767_225_600 * 1_000_000_000
+
+
+class Loop(Protocol):
+    """The event loop the controller runs on (the backend's EventLoop)."""
+
+    def add_reader(self, fd: int, callback: Callable[[], None]) -> None: ...
+
+    def remove_reader(self, fd: int) -> None: ...
+
+    def call_soon(self, callback: Callable[[], None]) -> None: ...
+
+    def on_loop_thread(self) -> bool: ...
+
+
+@dataclass(order=True)
+class Event:
+    """Work for the loop thread at a time of the calendar; `cancel()` drops it. At one
+    time, the backend's own work (rank 0) comes before the guest's turn, and the test's
+    input (rank 1) after it: the test's input then finds the guest with nothing left to
+    do at that instant, however late the host delivers it."""
+
+    when: int
+    rank: int
+    seq: int
+    fn: Callable[[], None] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+@dataclass
+class Stats:
+    """What the guest asked for, for benchmarks and failure reports."""
+
+    messages: Counter[str] = field(default_factory=Counter)
+    runs: int = 0
+    events: int = 0
+
+
+class Controller:
+    """The calendar of one guest at a time: listen(), then boot a guest on `path`."""
+
+    def __init__(self, path: Path, tod_ns: int = DEFAULT_TOD_NS) -> None:
+        self.path = Path(path)
+        self._loop: Loop | None = None
+        self.tod_ns = tod_ns
+        self.now = 0
+        self.stats = Stats()
+        self.failure = ""  # why the last guest's link was dropped ("" if it was not)
+        self._listener: socket.socket | None = None
+        self._guest: socket.socket | None = None
+        self._buf = bytearray()
+        self._events: list[Event] = []
+        self._seq = itertools.count()
+        self._run_seq = 0
+        self._waiting = False  # the guest sent WAIT and was not told to RUN since
+        self._request = NEVER  # the time the guest last asked to run at
+        self._run_in_flight = False
+        self._holds = 0
+        self._agent_idle = False
+        self._stepping = False
+
+    # The guest's link
+
+    @property
+    def loop(self) -> Loop:
+        if self._loop is None:
+            raise RuntimeError("the controller is not listening (the backend is not running)")
+        return self._loop
+
+    def listen(self, loop: Loop) -> None:
+        self._loop = loop
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            sock.bind(os.fspath(self.path))
+            sock.listen(1)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        self._listener = sock
+        self.loop.add_reader(sock.fileno(), self._accept)
+
+    def close(self) -> None:
+        self._drop("")
+        if self._listener is not None:
+            self.loop.remove_reader(self._listener.fileno())
+            self._listener.close()
+            self._listener = None
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+    @property
+    def connected(self) -> bool:
+        return self._guest is not None
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        try:
+            sock, _ = self._listener.accept()
+        except BlockingIOError:
+            return
+        if self._guest is not None:
+            self._drop("a new guest connected")
+        sock.setblocking(False)
+        self._guest = sock
+        self._buf.clear()
+        self._waiting = False
+        self._request = NEVER
+        self._run_in_flight = False
+        self._agent_idle = False  # the agent is booting: time runs until it is ready
+        self.failure = ""
+        self.loop.add_reader(sock.fileno(), self._readable)
+
+    def _drop(self, why: str) -> None:
+        sock = self._guest
+        if sock is None:
+            return
+        if why:
+            log.warning("time-travel link dropped: %s", why)
+            self.failure = why
+        self._guest = None
+        self.loop.remove_reader(sock.fileno())
+        sock.close()
+        self._waiting = False
+        self._run_in_flight = False
+        self._holds = 0
+
+    def _readable(self) -> None:
+        sock = self._guest
+        if sock is None:
+            return
+        try:
+            data = sock.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError as err:
+            self._drop(f"reading the guest's time requests: {err}")
+            return
+        if not data:
+            self._drop("")  # the guest ended
+            return
+        self._buf += data
+        size = MESSAGE.size
+        try:
+            while len(self._buf) >= size and self._guest is not None:
+                op, seq, when = MESSAGE.unpack_from(self._buf)
+                del self._buf[:size]
+                self._handle(op, seq, when)
+        except TimeProtocolError as err:
+            self._drop(str(err))
+            return
+        except OSError as err:
+            self._drop(f"answering the guest's time request: {err}")
+            return
+        self._step()
+
+    def _send(self, op: int, seq: int, when: int, fds: list[int] | None = None) -> None:
+        assert self._guest is not None
+        data = MESSAGE.pack(op, seq, when)
+        if fds:
+            socket.send_fds(self._guest, [data], fds)
+        else:
+            self._guest.sendall(data)
+
+    def _handle(self, op: int, seq: int, when: int) -> None:
+        self.stats.messages[protocol.name(op)] += 1
+        if op == protocol.ACK:
+            if not self._run_in_flight or seq != self._run_seq:
+                raise TimeProtocolError(f"ACK of seq {seq}, no RUN {seq} in flight")
+            self._run_in_flight = False
+            return
+        if op == protocol.START:
+            self._start(seq)
+            return
+        reply = 0
+        if op == protocol.REQUEST:
+            if when < self.now:
+                raise TimeProtocolError(f"REQUEST for {when} ns, before now ({self.now} ns)")
+            self._request = when
+        elif op == protocol.WAIT:
+            if self._run_in_flight:
+                raise TimeProtocolError("WAIT while a RUN is in flight")
+            self._waiting = True
+        elif op == protocol.GET:
+            reply = self.now
+        elif op == protocol.GET_TOD:
+            reply = self.tod_ns + self.now
+        elif op == protocol.UPDATE:
+            # Without FREE_UNTIL the guest's clock moves only by RUN: it cannot be ahead.
+            if when != self.now:
+                raise TimeProtocolError(f"UPDATE to {when} ns, the calendar is at {self.now} ns")
+        elif op != protocol.BROADCAST:
+            raise TimeProtocolError(f"unexpected {protocol.name(op)} from the guest")
+        self._send(protocol.ACK, seq, reply)
+
+    def _start(self, seq: int) -> None:
+        # Decline shared-memory scheduling with a memfd whose version (0) the guest refuses.
+        memfd = os.memfd_create("roadtest-schedshm", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(memfd, protocol.SCHEDSHM_HEADER)
+            self._send(protocol.ACK, seq, 0, [memfd] * protocol.SHARED_FDS)
+        finally:
+            os.close(memfd)
+
+    # The calendar
+
+    def at(self, when: int, fn: Callable[[], None], after_guest: bool = False) -> Event:
+        """Run `fn` on the loop thread at `when` (ns; now if earlier), once the guest waits;
+        `after_guest`: after the guest's turn at that time (the test's input). Loop thread
+        only (see `soon`)."""
+        event = Event(max(when, self.now), int(after_guest), next(self._seq), fn)
+        heapq.heappush(self._events, event)
+        self._step()
+        return event
+
+    def after(self, delay: int, fn: Callable[[], None]) -> Event:
+        return self.at(self.now + delay, fn)
+
+    def soon(self, fn: Callable[[], None]) -> None:
+        """Run `fn` on the loop thread: now if this is it (from any thread)."""
+        if self.loop.on_loop_thread():
+            fn()
+        else:
+            self.loop.call_soon(fn)
+
+    def hold(self) -> None:
+        """Something the guest must take in before it runs on is in flight (an in-band
+        notification): no RUN until `release`."""
+        self._holds += 1
+
+    def release(self) -> None:
+        self._holds -= 1
+        self._step()
+
+    def agent_idle(self, idle: bool) -> None:
+        """The agent waits for the test (True) or works on a request (False)."""
+        self._agent_idle = idle
+        self._step()
+
+    def _limit(self) -> int:
+        return self.now if self._agent_idle else NEVER
+
+    def _step(self) -> None:
+        """Give the calendar's next turn if every participant waits. An event's own changes
+        (a notification it sends, the agent it wakes) are seen when it returns: the loop
+        below looks again then, so a nested call does nothing."""
+        if self._stepping:
+            return
+        self._stepping = True
+        try:
+            self._turns()
+        finally:
+            self._stepping = False
+
+    def _turns(self) -> None:
+        events = self._events
+        while self._guest is not None and self._waiting:
+            if self._run_in_flight or self._holds:
+                return
+            while events and events[0].cancelled:
+                heapq.heappop(events)
+            first = events[0].when if events else NEVER
+            when = min(first, self._request)
+            if when >= NEVER or when > self._limit():
+                return  # the guest blocks until something happens; no CPU is used
+            self.now = when
+            if first < self._request or (first == when and events[0].rank == 0):
+                event = heapq.heappop(events)
+                self.stats.events += 1
+                try:
+                    event.fn()
+                except Exception:  # a model's bug must not stop the clock for every test
+                    log.exception("simulated-time event failed")
+                continue
+            self._waiting = False
+            self._request = NEVER
+            self._run_seq += 1
+            self._run_in_flight = True
+            self.stats.runs += 1
+            try:
+                self._send(protocol.RUN, self._run_seq, when)
+            except OSError as err:
+                self._drop(f"sending RUN: {err}")

@@ -1,0 +1,258 @@
+"""The calendar of simulated time against a scripted guest speaking UML's protocol.
+
+The protocol's rules are include/uapi/linux/um_timetravel.h's: 16-byte messages
+(op, seq, time), each ACKed with its seq; RUN only at a time the guest asked for;
+GET answered with the current time. The scheduling rules are the controller's
+contract: time moves only when every participant waits.
+"""
+
+from __future__ import annotations
+
+import array
+import os
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from roadtest.backend.server import EventLoop
+from roadtest.simtime.controller import Controller
+
+MSG = struct.Struct("<IIQ")
+ACK, START, REQUEST, WAIT, GET, UPDATE, RUN, FREE_UNTIL, GET_TOD, BROADCAST = range(10)
+
+
+class Guest:
+    """The guest's side of the link, as arch/um/kernel/time.c speaks it."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(5.0)
+        self.sock.connect(os.fspath(path))
+        self.seq = 0
+
+    def send(self, op: int, when: int = 0) -> int:
+        self.seq += 1
+        self.sock.sendall(MSG.pack(op, self.seq, when))
+        return self.seq
+
+    def recv(self, timeout: float = 5.0) -> tuple[int, int, int]:
+        self.sock.settimeout(timeout)
+        data = b""
+        while len(data) < MSG.size:
+            chunk = self.sock.recv(MSG.size - len(data))
+            if not chunk:
+                raise ConnectionError("the controller closed the link")
+            data += chunk
+        op, seq, when = MSG.unpack(data)
+        return op, seq, when
+
+    def request(self, op: int, when: int = 0) -> int:
+        """Send and take the ACK; its time."""
+        seq = self.send(op, when)
+        ack_op, ack_seq, ack_time = self.recv()
+        assert (ack_op, ack_seq) == (ACK, seq)
+        return ack_time
+
+    def start(self) -> list[int]:
+        """START; the fds of its ACK."""
+        seq = self.send(START, 2**64 - 1)
+        fds = array.array("i")
+        data, ancdata, _, _ = self.sock.recvmsg(MSG.size, socket.CMSG_SPACE(2 * fds.itemsize))
+        for _level, _kind, cdata in ancdata:
+            fds.frombytes(cdata[: len(cdata) - len(cdata) % fds.itemsize])
+        op, ack_seq, _ = MSG.unpack(data)
+        assert (op, ack_seq) == (ACK, seq)
+        return list(fds)
+
+    def wait_run(self) -> int:
+        """WAIT, then the RUN that ends it (ACKed, as the guest does); its time."""
+        self.request(WAIT)
+        op, seq, when = self.recv()
+        assert op == RUN
+        self.sock.sendall(MSG.pack(ACK, seq, 0))
+        return when
+
+    def nothing_for(self, seconds: float) -> bool:
+        self.sock.settimeout(seconds)
+        try:
+            return not self.sock.recv(1, socket.MSG_PEEK)
+        except TimeoutError:
+            return True
+
+
+@pytest.fixture
+def loop() -> Iterator[EventLoop]:
+    loop = EventLoop()
+    thread = threading.Thread(target=loop.run, daemon=True)
+    thread.start()
+    yield loop
+    loop.stop()
+    thread.join(5)
+    loop.close()
+
+
+@pytest.fixture
+def controller(tmp_path: Path, loop: EventLoop) -> Iterator[Controller]:
+    controller = Controller(tmp_path / "time.sock", tod_ns=1_000_000_000)
+    on_loop(loop, lambda: controller.listen(loop))
+    yield controller
+    on_loop(loop, controller.close)
+
+
+def on_loop(loop: EventLoop, fn: Callable[[], object]) -> None:
+    """Run `fn` on the loop's thread and wait for it."""
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            fn()
+        finally:
+            done.set()
+
+    if loop.on_loop_thread() or not loop._thread_id:
+        fn()
+        return
+    loop.call_soon(call)
+    assert done.wait(5)
+
+
+def booted(controller: Controller) -> Guest:
+    guest = Guest(controller.path)
+    for fd in guest.start():
+        os.close(fd)
+    return guest
+
+
+def test_start_ack_carries_two_fds_and_declines_shared_memory(controller: Controller) -> None:
+    guest = Guest(controller.path)
+    fds = guest.start()
+    try:
+        # time.c reads both slots of the ACK: the schedule's memfd and a log fd.
+        assert len(fds) == 2
+        # struct um_timetravel_schedshm starts with its version: not 2, so the guest
+        # falls back to messages; the guest maps the header, so it must be there.
+        header = os.pread(fds[0], 8, 0)
+        version, _length = struct.unpack("<II", header)
+        assert version != 2
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_time_of_day_and_time_start_where_the_calendar_is(controller: Controller) -> None:
+    guest = booted(controller)
+    assert guest.request(GET_TOD) == 1_000_000_000
+    assert guest.request(GET) == 0
+
+
+def test_the_guest_runs_at_the_time_it_asked_for(controller: Controller) -> None:
+    guest = booted(controller)
+    guest.request(REQUEST, 5_000)
+    assert guest.wait_run() == 5_000
+    assert guest.request(GET) == 5_000
+    # A later request replaces an earlier one (um_timetravel.h: "REQUEST messages
+    # override each other").
+    guest.request(REQUEST, 9_000)
+    guest.request(REQUEST, 7_000)
+    assert guest.wait_run() == 7_000
+
+
+def test_a_guest_with_nothing_to_do_is_not_run(controller: Controller) -> None:
+    guest = booted(controller)
+    guest.request(WAIT)
+    assert guest.nothing_for(0.3)
+
+
+def test_while_the_agent_is_idle_time_stands_still(controller: Controller, loop: EventLoop) -> None:
+    guest = booted(controller)
+    on_loop(loop, lambda: controller.agent_idle(True))
+    guest.request(REQUEST, 1_000)
+    guest.request(WAIT)
+    assert guest.nothing_for(0.3)  # the timer at 1 us waits for the agent's next request
+    # A request for now is granted: it moves no time.
+    guest.request(REQUEST, 0)
+    op, seq, when = guest.recv()
+    assert (op, when) == (RUN, 0)
+    guest.sock.sendall(MSG.pack(ACK, seq, 0))
+    guest.request(REQUEST, 1_000)
+    guest.request(WAIT)
+    on_loop(loop, lambda: controller.agent_idle(False))
+    op, seq, when = guest.recv()
+    assert (op, when) == (RUN, 1_000)
+
+
+def test_the_backends_work_comes_first_and_the_tests_input_after_the_guest(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    seen: list[tuple[str, int]] = []
+
+    def schedule() -> None:
+        controller.at(2_000, lambda: seen.append(("input", controller.now)), after_guest=True)
+        controller.at(2_000, lambda: seen.append(("completion", controller.now)))
+        controller.at(1_000, lambda: seen.append(("alarm", controller.now)))
+
+    on_loop(loop, schedule)
+    assert seen == []  # nothing runs while the guest runs
+    guest.request(REQUEST, 2_000)
+    assert guest.wait_run() == 2_000
+    assert seen == [("alarm", 1_000), ("completion", 2_000)]
+    guest.request(WAIT)
+    assert guest.nothing_for(0.2)
+    assert seen[-1] == ("input", 2_000)
+
+
+def test_no_run_while_an_in_band_notification_is_in_flight(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    on_loop(loop, controller.hold)
+    guest.request(REQUEST, 10)
+    guest.request(WAIT)
+    assert guest.nothing_for(0.3)
+    on_loop(loop, controller.release)
+    op, _, when = guest.recv()
+    assert (op, when) == (RUN, 10)
+
+
+@pytest.mark.parametrize(
+    ("messages", "why"),
+    [
+        ([(ACK, 0)], "no RUN"),
+        ([(REQUEST, 100), (WAIT, 0), (UPDATE, 5)], "UPDATE to 5 ns"),
+        ([(FREE_UNTIL, 0)], "unexpected FREE_UNTIL"),
+    ],
+)
+def test_a_protocol_error_drops_the_link_and_says_why(
+    controller: Controller, messages: list[tuple[int, int]], why: str
+) -> None:
+    guest = booted(controller)
+    with pytest.raises(ConnectionError):
+        for op, when in messages:
+            guest.send(op, when)
+            while guest.recv()[0] != ACK:
+                pass
+    assert why in controller.failure
+
+
+def test_a_request_in_the_past_is_a_protocol_error(controller: Controller) -> None:
+    guest = booted(controller)
+    guest.request(REQUEST, 50)
+    assert guest.wait_run() == 50
+    guest.send(REQUEST, 10)
+    with pytest.raises(ConnectionError):
+        guest.recv()
+    assert "before now" in controller.failure
+
+
+def test_a_new_guest_replaces_a_dead_one_and_time_goes_on(controller: Controller) -> None:
+    guest = booted(controller)
+    guest.request(REQUEST, 3_000)
+    guest.wait_run()
+    guest.sock.close()
+    second = booted(controller)
+    assert second.request(GET) == 3_000
