@@ -74,6 +74,7 @@ class VirtioConsole(VirtioDevice):
         self._to_guest = MessageCounter()
         self._from_guest = MessageCounter()
         self._delivery_queued = False
+        self._leaving = False  # the agent powers the guest off: it waits for nobody
 
     def new_channel(self) -> socket.socket:
         """A fresh channel for the next guest's agent (from any thread, the backend running):
@@ -87,6 +88,7 @@ class VirtioConsole(VirtioDevice):
             self._pending.clear()
             self._to_guest = MessageCounter()
             self._from_guest = MessageCounter()
+            self._leaving = False
         loop = self.controller.loop
 
         def swap() -> None:
@@ -97,6 +99,13 @@ class VirtioConsole(VirtioDevice):
 
         self.controller.soon(swap)
         return host_end
+
+    def agent_leaves(self) -> None:
+        """The agent is about to power the guest off (from any thread): from its last reply
+        on, time runs for the guest's shutdown."""
+        with self.lock:
+            self._leaving = True
+        self.controller.soon(self._update_agent)
 
     def close(self) -> None:
         """The backend stops (its loop's thread has ended)."""
@@ -149,7 +158,7 @@ class VirtioConsole(VirtioDevice):
     def _update_agent(self) -> None:
         # The agent's "ready" counts as the reply to a request it had before boot.
         working = self._to_guest.started + 1 - self._from_guest.ended
-        self.controller.agent_idle(working <= 0)
+        self.controller.agent_idle(working <= 0 and not self._leaving)
 
     # The driver's side (lock held)
 

@@ -65,6 +65,9 @@ class BootConfig:
     # comes from (the backend's virtio console: a fresh host end for each guest).
     time_socket: Path | None = None
     agent_channel: Callable[[], socket.socket] | None = None
+    # Told before the agent is asked to power the guest off: it will not wait for the test
+    # again (under "sim", the guest's clock must then run on until it is off).
+    before_poweroff: Callable[[], None] | None = None
     # The guest runs its agent with the host's Python, from the host's root.
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
     extra_args: list[str] = field(default_factory=list)  # appended to the kernel command line

@@ -187,6 +187,8 @@ class ProcessGuest(Machine):
         if self.proc is None:
             return
         if self.alive and self._agent is not None:  # (alive implies an agent; mypy can't see it)
+            if self.config.before_poweroff is not None:
+                self.config.before_poweroff()
             try:
                 self._agent.call("poweroff", timeout=timeout)
             except (ProtocolError, OSError):

@@ -14,6 +14,12 @@ a model's alarm. Time moves only when every participant waits:
   run only at the current time, so that what the test does between requests happens
   at one instant of guest time, whatever the host's speed.
 
+The guest sees the calendar from its boot: its time is the calendar's less the
+calendar's time when it connected (`_base`), so every guest starts at 0 and a run
+repeats whatever ran before it. With the shared-memory schedule (the default), a
+wait and a run are one message each way, and the guest takes what it asked for at
+the current instant without asking at all.
+
 All of it runs on the backend's event loop thread (its in-band notifications are
 then ordered with the guest's requests without locks); other threads use `call_soon`.
 """
@@ -32,7 +38,7 @@ from pathlib import Path
 from typing import Protocol
 
 from roadtest.simtime import protocol
-from roadtest.simtime.protocol import MESSAGE, TimeProtocolError
+from roadtest.simtime.protocol import MESSAGE, Schedule, TimeProtocolError
 
 log = logging.getLogger("roadtest.simtime.controller")
 
@@ -82,8 +88,13 @@ class Stats:
 class Controller:
     """The calendar of one guest at a time: listen(), then boot a guest on `path`."""
 
-    def __init__(self, path: Path, tod_ns: int = DEFAULT_TOD_NS) -> None:
+    def __init__(
+        self, path: Path, tod_ns: int = DEFAULT_TOD_NS, shared_memory: bool = True
+    ) -> None:
         self.path = Path(path)
+        self.shared_memory = shared_memory
+        self._schedule: Schedule | None = None
+        self._base = 0  # the calendar's time when the guest connected: its time 0
         self._loop: Loop | None = None
         self.tod_ns = tod_ns
         self.now = 0
@@ -153,6 +164,7 @@ class Controller:
         sock.setblocking(False)
         self._guest = sock
         self._buf.clear()
+        self._base = self.now
         self._waiting = False
         self._request = NEVER
         self._run_in_flight = False
@@ -170,6 +182,9 @@ class Controller:
         self._guest = None
         self.loop.remove_reader(sock.fileno())
         sock.close()
+        if self._schedule is not None:
+            self._schedule.close()
+            self._schedule = None
         self._waiting = False
         self._run_in_flight = False
         self._holds = 0
@@ -222,34 +237,50 @@ class Controller:
             self._start(seq)
             return
         reply = 0
+        now = self.now - self._base  # in the guest's time
         if op == protocol.REQUEST:
-            if when < self.now:
-                raise TimeProtocolError(f"REQUEST for {when} ns, before now ({self.now} ns)")
-            self._request = when
+            if when < now:
+                raise TimeProtocolError(f"REQUEST for {when} ns, before now ({now} ns)")
+            self._request = when + self._base
         elif op == protocol.WAIT:
             if self._run_in_flight:
                 raise TimeProtocolError("WAIT while a RUN is in flight")
             self._waiting = True
+            if self._schedule is not None and self._schedule.time_share:
+                return  # unacknowledged in shared memory
         elif op == protocol.GET:
-            reply = self.now
+            reply = now
         elif op == protocol.GET_TOD:
-            reply = self.tod_ns + self.now
+            reply = self.tod_ns + now
         elif op == protocol.UPDATE:
-            # Without FREE_UNTIL the guest's clock moves only by RUN: it cannot be ahead.
-            if when != self.now:
-                raise TimeProtocolError(f"UPDATE to {when} ns, the calendar is at {self.now} ns")
+            # Nothing lets the guest's clock run ahead of the calendar's (no FREE_UNTIL).
+            if when != now:
+                raise TimeProtocolError(f"UPDATE to {when} ns, the calendar is at {now} ns")
         elif op != protocol.BROADCAST:
             raise TimeProtocolError(f"unexpected {protocol.name(op)} from the guest")
         self._send(protocol.ACK, seq, reply)
 
     def _start(self, seq: int) -> None:
-        # Decline shared-memory scheduling with a memfd whose version (0) the guest refuses.
-        memfd = os.memfd_create("roadtest-schedshm", os.MFD_CLOEXEC)
+        # The schedule's memfd, and again in the log fd's place, which 6.12 closes unread.
+        schedule = Schedule(protocol.SCHEDSHM_VERSION if self.shared_memory else 0)
         try:
-            os.ftruncate(memfd, protocol.SCHEDSHM_HEADER)
-            self._send(protocol.ACK, seq, 0, [memfd] * protocol.SHARED_FDS)
-        finally:
-            os.close(memfd)
+            self._send(protocol.ACK, seq, 0, [schedule.fd] * protocol.SHARED_FDS)
+        except BaseException:
+            schedule.close()
+            raise
+        schedule.close_fd()
+        if self.shared_memory:
+            self._schedule = schedule
+        else:
+            schedule.close()
+
+    def _guest_request(self) -> int:
+        """When the guest asked to run, on the calendar (NEVER: it did not ask)."""
+        schedule = self._schedule
+        if schedule is not None and schedule.time_share:
+            when = schedule.request()
+            return NEVER if when is None else when + self._base
+        return self._request
 
     # The calendar
 
@@ -309,11 +340,17 @@ class Controller:
             while events and events[0].cancelled:
                 heapq.heappop(events)
             first = events[0].when if events else NEVER
-            when = min(first, self._request)
+            request = self._guest_request()
+            when = min(first, request)
             if when >= NEVER or when > self._limit():
                 return  # the guest blocks until something happens; no CPU is used
+            if when < self.now:
+                self._drop(f"the guest asked to run at {when - self._base} ns, in its past")
+                return
             self.now = when
-            if first < self._request or (first == when and events[0].rank == 0):
+            if self._schedule is not None:
+                self._schedule.publish(when - self._base)
+            if first < request or (first == when and events[0].rank == 0):
                 event = heapq.heappop(events)
                 self.stats.events += 1
                 try:
@@ -324,9 +361,10 @@ class Controller:
             self._waiting = False
             self._request = NEVER
             self._run_seq += 1
-            self._run_in_flight = True
+            # In shared memory a RUN is not acknowledged: the guest's next WAIT follows it.
+            self._run_in_flight = self._schedule is None or not self._schedule.time_share
             self.stats.runs += 1
             try:
-                self._send(protocol.RUN, self._run_seq, when)
+                self._send(protocol.RUN, self._run_seq, when - self._base)
             except OSError as err:
                 self._drop(f"sending RUN: {err}")

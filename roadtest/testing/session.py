@@ -278,6 +278,7 @@ class RoadtestSession:
             time=self.time,
             time_socket=self.backend.socket("time") if self.time == "sim" else None,
             agent_channel=self.backend.console.new_channel if self.backend.console else None,
+            before_poweroff=self.backend.console.agent_leaves if self.backend.console else None,
             boot_timeout=self.boot_timeout,
             extra_args=self.boot_args,
             terminal=self.terminal,
