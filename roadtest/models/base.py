@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar
 
+from roadtest.simtime.clock import INSTANT, Clock
 from roadtest.text import count
 
 T = TypeVar("T")
@@ -131,9 +132,14 @@ class I2CModel:
     `irq` is the GPIO line the device's interrupt output drives, when the test
     harness wires one (`self.irq.set(True)` asserts it); the harness sets
     other named lines as attributes the same way.
+
+    `clock` is the model's time (roadtest.simtime.clock): under simulated time the
+    guest's, on which `clock.after(delay, fn)` does work when the datasheet says it is
+    done; otherwise work is done at once (the harness sets it).
     """
 
     irq: Line | None = None
+    clock: Clock = INSTANT
 
     def watch_inputs(self, watcher: InputWatcher | None) -> None:
         """Have `watcher(name, value)` called on every set of one of this model's `Input`s

@@ -23,8 +23,15 @@ and raises the threshold interrupts the configuration asks for; INT_Flag is
 cleared by reading it, which also releases the active-low INT output
 (the model's `irq` GPIO line).
 
-Simplified: integration time, duty ratio, LED current, cancellation and
-multi-pulse settings do not change the data; the proximity "logic output"
+Under simulated time the ALS keeps the datasheets' integration time (ALS_IT):
+once enabled, it latches what the test set at the end of each integration
+period, and ALS_DATA (and WHITE_DATA) hold the last completed one; the
+model notes when the driver read ALS_DATA (`als_reads`, ns of its clock).
+Otherwise the ALS data is what the test set, at once.
+
+Simplified: the proximity sensor's timing (duty ratio, PS_IT), the integration time's
+effect on the data, the LED current, cancellation and multi-pulse settings are
+not modelled; the proximity "logic output"
 mode, active force mode, smart persistence and the VCNL4200's PS_UPFLAG are
 not modelled. With PS_HD = 0 the PS data is 12 bits wide and saturates at 0xfff.
 """
@@ -36,6 +43,7 @@ from typing import ClassVar, Final
 
 from roadtest.models.base import Input, ModelError, SMBusModel
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
+from roadtest.simtime.clock import NS_PER_MS
 
 REG_ALS_CONF: Final = 0x00
 REG_ALS_THDH: Final = 0x01
@@ -83,6 +91,7 @@ class VCNL40x0Family(InterruptPin, SMBusModel):
 
     name: ClassVar[str]
     reset: ClassVar[dict[int, int]]
+    als_integration_ns: ClassVar[tuple[int, int, int, int]]  # by ALS_IT
     reg_int_flag: ClassVar[int]
     reg_id: ClassVar[int]
     als_result = Input[int](bits=16)  # ALS_DATA
@@ -103,6 +112,8 @@ class VCNL40x0Family(InterruptPin, SMBusModel):
         self.white_result = 0x0000
         self._als_hits = 0
         self._ps_hits = 0
+        self.als_reads: list[int] = []
+        self._als_cycle = 0  # which integration cycle may complete: a new one cancels it
 
     # The INT pin: active low while any flag is set
 
@@ -178,10 +189,14 @@ class VCNL40x0Family(InterruptPin, SMBusModel):
         with self._lock:
             if addr not in self.regs:
                 raise ModelError(f"{self.name}: read of undefined register {addr:#04x}")
-            # Continuous measurement: an enabled function's data is always the latest.
-            if addr == REG_ALS_DATA and self.als_enabled:
+            if addr == REG_ALS_DATA:
+                self.als_reads.append(self.clock.now())
+            # Continuous measurement: an enabled function's data is the latest (under
+            # simulated time, the ALS's latest completed integration: _integrated).
+            timed = self.clock.simulated
+            if addr == REG_ALS_DATA and self.als_enabled and not timed:
                 self.regs[addr] = self.als_result & 0xFFFF
-            elif addr == REG_WHITE_DATA and self.als_enabled:
+            elif addr == REG_WHITE_DATA and self.als_enabled and not timed:
                 self.regs[addr] = self.white_result & 0xFFFF
             elif addr == REG_PS_DATA and self.ps_enabled:
                 self.regs[addr] = self._ps_value()
@@ -203,17 +218,39 @@ class VCNL40x0Family(InterruptPin, SMBusModel):
                 raise ModelError(
                     f"{self.name}: write of {val:#06x} to read-only register {addr:#04x}"
                 )
+            old = self.regs[addr]
             self.regs[addr] = val
             if addr == REG_ALS_CONF:
                 self._als_hits = 0
+                if val & (ALS_CONF_SD | ALS_CONF_IT_MASK) != old & (ALS_CONF_SD | ALS_CONF_IT_MASK):
+                    self._integrate()
             elif addr == REG_PS_CONF1:
                 self._ps_hits = 0
+
+    def _integrate(self) -> None:
+        """The ALS was enabled, shut down, or given another integration time: a new
+        integration starts (or none), under simulated time."""
+        self._als_cycle += 1
+        if self.als_enabled and self.clock.simulated:
+            cycle = self._als_cycle
+            period = self.als_integration_ns[self.als_integration_index]
+            self.clock.after(period, lambda: self._integrated(cycle))
+
+    def _integrated(self, cycle: int) -> None:
+        with self._lock:
+            if cycle != self._als_cycle:
+                return
+            self.regs[REG_ALS_DATA] = self.als_result & 0xFFFF
+            self.regs[REG_WHITE_DATA] = self.white_result & 0xFFFF
+            self._integrate()
 
 
 class VCNL4040(VCNL40x0Family):
     """VCNL4040 (datasheet 84274, rev. 1.4, table 1)."""
 
     name = "VCNL4040"
+    # ALS_IT: "00 = 80 ms, 01 = 160 ms, 10 = 320 ms, 11 = 640 ms" (table 2, ALS_CONF).
+    als_integration_ns = (80 * NS_PER_MS, 160 * NS_PER_MS, 320 * NS_PER_MS, 640 * NS_PER_MS)
     reg_int_flag = VCNL4040_REG_INT_FLAG
     reg_id = VCNL4040_REG_ID
     reset = {
@@ -239,6 +276,8 @@ class VCNL4200(VCNL40x0Family):
     """VCNL4200 (datasheet 84430); reset values as in the RFC's model."""
 
     name = "VCNL4200"
+    # ALS_IT: "00 = 50 ms, 01 = 100 ms, 10 = 200 ms, 11 = 400 ms" (ALS_CONF).
+    als_integration_ns = (50 * NS_PER_MS, 100 * NS_PER_MS, 200 * NS_PER_MS, 400 * NS_PER_MS)
     reg_int_flag = VCNL4200_REG_INT_FLAG
     reg_id = VCNL4200_REG_ID
     reset = {

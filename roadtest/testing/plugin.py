@@ -329,6 +329,11 @@ def time_mode(config: pytest.Config) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
+    config.addinivalue_line(
+        "markers",
+        "roadtest_time(mode): the test needs the guest's clock in this mode (sim: a model's "
+        "datasheet timing); in another it is skipped, and the run's summary says so",
+    )
     from hypothesis import settings
 
     # roadtest's quick profile unless a roadtest profile is loaded (`roadtest fuzz`) or
@@ -665,6 +670,9 @@ def guest(
     module = getattr(request, "module", None)
     declared = request.config.stash.get(_DEVICES, {}).get(getattr(module, "__name__", ""), [])
     unsupported = session.machine_type.unsupported(any("interrupts" in d.dts for d in declared))
+    needs = request.node.get_closest_marker("roadtest_time")
+    if unsupported is None and needs is not None and needs.args[0] != session.time:
+        unsupported = f"needs --roadtest-time={needs.args[0]} (this run: {session.time})"
     if unsupported is not None:
         request.config.stash.setdefault(_UNSUPPORTED, []).append(node_id)
         pytest.skip(unsupported)  # the terminal summary counts them too: never silent

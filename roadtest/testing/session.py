@@ -34,6 +34,7 @@ from roadtest.kernel import Kernel
 from roadtest.machine import registry
 from roadtest.machine.base import BootConfig, Machine, MachineType, VirtioNode
 from roadtest.models.base import I2CModel, restore_inputs, saved_inputs
+from roadtest.simtime.clock import SimulatedClock
 from roadtest.testing import devicetree, kmemleak
 from roadtest.testing.devices import Device, I2CDevice, Layout, PlacementError, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
@@ -455,6 +456,8 @@ class RoadtestSession:
             model = model if model is not None else device.model()
             for gpio_name, line in lines.items():
                 setattr(model, gpio_name, line)
+            if self.backend.controller is not None:
+                model.clock = SimulatedClock(self.backend.controller)
             name = f"{self.i2c_bus_number}-{place.addr:04x}"
             bound = BoundDevice(
                 session=self,

@@ -9,6 +9,7 @@ contract: time moves only when every participant waits.
 from __future__ import annotations
 
 import array
+import mmap
 import os
 import socket
 import struct
@@ -127,20 +128,27 @@ def booted(controller: Controller) -> Guest:
     return guest
 
 
-def test_start_ack_carries_two_fds_and_declines_shared_memory(controller: Controller) -> None:
+@pytest.mark.parametrize(("shared", "versions"), [(True, {2}), (False, set(range(3)) - {2})])
+def test_start_ack_carries_two_fds_and_the_schedule(
+    tmp_path: Path, loop: EventLoop, shared: bool, versions: set[int]
+) -> None:
+    controller = Controller(tmp_path / "t.sock", shared_memory=shared)
+    on_loop(loop, lambda: controller.listen(loop))
     guest = Guest(controller.path)
     fds = guest.start()
     try:
         # time.c reads both slots of the ACK: the schedule's memfd and a log fd.
         assert len(fds) == 2
-        # struct um_timetravel_schedshm starts with its version: not 2, so the guest
-        # falls back to messages; the guest maps the header, so it must be there.
-        header = os.pread(fds[0], 8, 0)
-        version, _length = struct.unpack("<II", header)
-        assert version != 2
+        # struct um_timetravel_schedshm starts with its version (2: the guest uses it;
+        # another: it talks messages only) and its length, a 4 KiB header and 128 bytes a
+        # client; the guest maps the header, so it must be there.
+        version, length = struct.unpack("<II", os.pread(fds[0], 8, 0))
+        assert version in versions
+        assert os.fstat(fds[0]).st_size >= 4096 + 128 and length >= 4096 + 128
     finally:
         for fd in fds:
             os.close(fd)
+        on_loop(loop, controller.close)
 
 
 def test_time_of_day_and_time_start_where_the_calendar_is(controller: Controller) -> None:
@@ -249,10 +257,45 @@ def test_a_request_in_the_past_is_a_protocol_error(controller: Controller) -> No
     assert "before now" in controller.failure
 
 
-def test_a_new_guest_replaces_a_dead_one_and_time_goes_on(controller: Controller) -> None:
+def test_a_new_guest_replaces_a_dead_one_and_starts_at_zero(controller: Controller) -> None:
     guest = booted(controller)
     guest.request(REQUEST, 3_000)
     guest.wait_run()
     guest.sock.close()
     second = booted(controller)
-    assert second.request(GET) == 3_000
+    # Each guest's clock starts at its boot (so that a run repeats whatever ran before it);
+    # the calendar, and the models' work on it, go on.
+    assert second.request(GET) == 0
+    assert controller.now == 3_000
+    second.request(REQUEST, 500)
+    assert second.wait_run() == 500
+    assert controller.now == 3_500
+
+
+def test_shared_memory_schedule(controller: Controller) -> None:
+    """The guest of um_timetravel.h's "Time travel shared memory overview": it keeps its
+    request in its client entry, WAIT and RUN are not acknowledged, and it may take
+    what it asks for before free_until without asking."""
+    guest = Guest(controller.path)
+    fds = guest.start()
+    schedule = mmap.mmap(fds[0], 4096 + 128)
+    for fd in fds:
+        os.close(fd)
+    header = struct.Struct("<IIQQHH")  # version, len, free_until, current_time, running_id
+    client = struct.Struct("<IIQQ")  # capa, flags, req_time, name
+    client.pack_into(schedule, 4096, 0x1, 0, 0, 0)  # CAP_TIME_SHARE, as the guest does
+    _, _, free_until, now, running, _ = header.unpack_from(schedule)
+    assert (now, running) == (0, 0)
+    assert free_until <= 1  # nothing later than now may run unasked
+    client.pack_into(schedule, 4096, 0x1, 0x1, 2_000, 0)  # REQ_RUN at 2 us
+    guest.sock.sendall(MSG.pack(WAIT, 1, 0))  # no ACK comes
+    op, _, when = guest.recv()
+    assert (op, when) == (RUN, 2_000)  # and the guest does not ACK it
+    _, _, free_until, now, _, _ = header.unpack_from(schedule)
+    assert now == 2_000
+    assert free_until == 2_001  # what it asks for at 2 us it takes unasked, nothing later
+    client.pack_into(schedule, 4096, 0x1, 0x1, 2_500, 0)
+    guest.sock.sendall(MSG.pack(WAIT, 2, 0))
+    op, _, when = guest.recv()
+    assert (op, when) == (RUN, 2_500)
+    schedule.close()
