@@ -131,8 +131,10 @@ class TracePlayer:
         events: Iterator[dict[str, Any]],
         shadow: I2CModel | None,
         lines: Mapping[str, GpioLine],
+        tolerate_repeats: bool = False,
     ) -> None:
         self.path = path
+        self.tolerate_repeats = tolerate_repeats
         self.shown_path = printable(str(path))  # a file name from elsewhere, for messages
         self.header = header
         self.events = _Events(events)
@@ -250,12 +252,14 @@ class TracePlayer:
     def _repeated_read(
         self, actual: list[dict[str, Any]], expected: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        """The one tolerance: a register read identical to the previous transfer may be
-        made once more or once less than recorded. The kernel reads on its own from
-        workqueues (the RTC core after setting the time, for one), racing the test's
-        own reads of the same registers; which run wins is not the driver's doing."""
+        """The one tolerance, when asked for (`tolerate_repeats`: the guest's clock is not
+        simulated): a register read identical to the previous transfer may be made once
+        more or once less than recorded. The kernel reads on its own from workqueues (the
+        RTC core after setting the time, for one), racing the test's own reads of the same
+        registers; which run wins is then not the driver's doing. Under simulated time it
+        is: the run repeats event for event."""
         last = self._last
-        if last is None or not _pure_read(last):
+        if not self.tolerate_repeats or last is None or not _pure_read(last):
             return None
         if _matches(last["msgs"], actual):  # made once more than recorded
             self.tolerated += 1
@@ -331,7 +335,7 @@ class TracePlayer:
                 self.events.forget_before(self.pos)
             if self.events.error is not None:
                 return self._damaged()
-            if left and repeats_only:
+            if left and repeats_only and self.tolerate_repeats:
                 self.tolerated += left
                 left = 0
             if left:
@@ -429,8 +433,11 @@ class ReplayHooks:
     A damaged trace fails its own replay, not the session.
     """
 
-    def __init__(self, golden: Path, results: Path | None = None) -> None:
+    def __init__(
+        self, golden: Path, results: Path | None = None, tolerate_repeats: bool = False
+    ) -> None:
         self.golden = golden
+        self.tolerate_repeats = tolerate_repeats
         self.index = scan_golden(golden)
         self._claimed: dict[tuple[str, Path], str] = {}  # (test id, trace) -> the device using it
         self.results = results
@@ -462,7 +469,7 @@ class ReplayHooks:
             events = _failing(err)
         # A trace without a model (imported from hardware) has only the trace to go by.
         shadow = model if header.model else None
-        player = TracePlayer(path, header, events, shadow, lines)
+        player = TracePlayer(path, header, events, shadow, lines, self.tolerate_repeats)
         for line in lines.values():
             line.observers.append(player.observe_gpio)
         self.players[device] = player

@@ -257,6 +257,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="answer each device from its golden trace under DIR instead of its model",
     )
     group.addoption(
+        "--roadtest-replay-tolerate-repeats",
+        action="store_true",
+        help="with --roadtest-replay: let a register read identical to the previous one be "
+        "made once more or once less than recorded (the kernel's own reads race the test's "
+        "when the guest's clock is not simulated); without it, replay is exact",
+    )
+    group.addoption(
         "--roadtest-trace-cmd",
         default=None,
         metavar="DIR",
@@ -655,7 +662,8 @@ def _device_hooks(config: pytest.Config, kernel_release: str) -> DeviceHooks | N
         from roadtest.replayer.player import ReplayHooks
 
         results = config.getoption("--roadtest-replay-results")
-        return ReplayHooks(Path(replay), Path(results) if results else None)
+        tolerate = config.getoption("--roadtest-replay-tolerate-repeats")
+        return ReplayHooks(Path(replay), Path(results) if results else None, tolerate)
     return None
 
 

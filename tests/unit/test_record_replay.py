@@ -263,8 +263,8 @@ def test_record_replaces_golden_traces_only_after_a_passing_run(tmp_path: Path) 
     assert old.read_bytes() == b"new"
 
 
-def replay_reads(golden: Path, line: GpioLine, reads: int) -> ReplayHooks:
-    hooks = ReplayHooks(golden)
+def replay_reads(golden: Path, line: GpioLine, reads: int, tolerate: bool = True) -> ReplayHooks:
+    hooks = ReplayHooks(golden, tolerate_repeats=tolerate)
     player = attach(hooks, TPS6286x(), line)
     for _ in range(reads):
         assert transfer(player, bytes([REG_VOUT1]), 1) == [b"\x64"]
@@ -280,6 +280,20 @@ def test_a_read_repeated_more_often_than_recorded_is_tolerated(
 ) -> None:
     for reads in (1, 2, 3):  # recorded: one read before the write
         assert replay_reads(golden, line, reads).outcomes[0].tolerated == reads - 1
+
+
+@pytest.mark.parametrize("reads", [0, 2])
+def test_without_the_tolerance_a_repeat_more_or_less_diverges(
+    golden: Path, line: GpioLine, reads: int
+) -> None:
+    # Exact replay (the default, and what simulated time makes possible): the recorded
+    # read once, no more, no less.
+    hooks = ReplayHooks(golden)
+    player = attach(hooks, TPS6286x(), line)
+    with pytest.raises(ModelError, match="expected"):
+        for _ in range(reads):
+            transfer(player, bytes([REG_VOUT1]), 1)
+        transfer(player, bytes([REG_VOUT1, 0x50]))
 
 
 def test_a_recorded_repeat_the_driver_does_not_make_is_tolerated(
