@@ -65,9 +65,10 @@ class OPT3001(MappedSMBusModel):
     conversion time has passed on the model's clock.
 
     Simplified: no interrupt pin, no limit comparisons (FH/FL stay 0), no overflow, and
-    continuous mode converts once. `conversion_times` is the datasheet's, by CT; a test may make the part slower.
-    For tests, `conversions` holds when each conversion started (ns of the clock)
-    and `ready_reads` when the driver read CONFIGURATION and found CRF set.
+    continuous mode converts once. `conversion_times` is the datasheet's, by CT; a test
+    may make the part slower. For tests, `conversions` holds when each conversion started
+    (ns of the clock) and `ready_reads` when the driver read CONFIGURATION and found CRF
+    set.
     """
 
     register_map = REGISTERS
