@@ -162,6 +162,7 @@ class RecordingHooks:
             flush_every=64,
             flush_after=0.1,
             validate=False,
+            simulated_time=model.clock.now if model.clock.simulated else None,
         )
         self.written.append(path)
         trace = _DeviceTrace(writer, model, lines)

@@ -37,7 +37,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -411,6 +411,7 @@ class TraceWriter:
         flush_every: int = 1,
         flush_after: float | None = None,
         validate: bool = True,
+        simulated_time: Callable[[], int] | None = None,
     ) -> None:
         if flush_every < 0:
             raise ValueError(f"flush_every must be 0 or more, not {flush_every}")
@@ -419,6 +420,8 @@ class TraceWriter:
         self.flush_every = flush_every
         self.flush_after_ns = None if flush_after is None else int(flush_after * 1e9)
         self.validate = validate
+        # Under simulated time, every event also gets the guest's time ("sim", ns).
+        self.simulated_time = simulated_time
         self._flushed_at = time.monotonic_ns()
         self._lock = threading.Lock()
         self._seq = 0
@@ -459,6 +462,8 @@ class TraceWriter:
         if "seq" in fields or "t" in fields:
             raise ValueError("the writer assigns 'seq' and 't'")
         _normalise(kind, fields)
+        if self.simulated_time is not None:
+            fields["sim"] = self.simulated_time()
         with self._lock:
             return self._append_locked(kind, fields, time.monotonic_ns())
 

@@ -1,0 +1,105 @@
+"""Simulated time (`--roadtest-time=sim`): runs repeat event for event, idle guests sleep.
+
+A recording of the driver suite made twice gives the same traces: every transfer,
+GPIO request, interrupt and marker, with the same simulated timestamps. An
+idle guest blocks in its wait for the calendar instead of spinning.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from roadtest.checkout import repo_root
+from roadtest.kernel import ensure_kernel
+from roadtest.machine.process import ProcessGuest
+from roadtest.testing.session import RoadtestSession
+from roadtest.trace.format import read_trace
+
+
+def _record(out: Path) -> None:
+    roadtest = Path(sys.executable).with_name("roadtest")
+    cpu = min(os.sched_getaffinity(0))
+    result = subprocess.run(
+        [
+            str(roadtest),
+            "record",
+            "--out",
+            str(out),
+            "--roadtest-time=sim",
+            f"--roadtest-cpu={cpu}",
+            "tests/drivers",
+            "--ignore-glob=*_properties.py",
+            "-q",
+        ],
+        cwd=repo_root(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    _, events = read_trace(path)
+    # `t` is the host's clock: the one thing a second run may change.
+    return [{k: v for k, v in event.items() if k != "t"} for event in events]
+
+
+def test_a_recording_made_twice_is_the_same_event_for_event(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    _record(first)
+    _record(second)
+    traces = sorted(p.relative_to(first) for p in first.rglob("*.rtrace"))
+    assert traces == sorted(p.relative_to(second) for p in second.rglob("*.rtrace"))
+    assert len(traces) > 40
+    timed = 0
+    for name in traces:
+        a, b = _events(first / name), _events(second / name)
+        assert a == b, f"{name}: the second recording differs"
+        timed += all("sim" in event for event in a)
+    assert timed == len(traces)
+
+
+def test_an_idle_guest_sleeps(tmp_path: Path) -> None:
+    kernel = ensure_kernel(repo_root())
+    cpu = min(os.sched_getaffinity(0))
+    session = RoadtestSession(kernel, [], tmp_path / "work", cpu=cpu, time="sim")
+    try:
+        session.start()
+        guest = session.guest
+        assert isinstance(guest, ProcessGuest) and guest.proc is not None
+        pid = guest.proc.pid
+        uptime = session.agent.read_file("/proc/uptime")
+        before = _cpu_seconds(pid)
+        time.sleep(2.0)
+        used = _cpu_seconds(pid) - before
+        # The guest's clock stood still, and its process (UML's kernel) used (next to) no CPU.
+        assert session.agent.read_file("/proc/uptime") == uptime
+        assert used < 0.2
+    finally:
+        session.stop()
+
+
+def _cpu_seconds(session_id: int) -> float:
+    """User and system CPU of every process of a session: UML's kernel and the processes
+    it forks for its userspace (the guest runs in a session of its own)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc").iterdir():
+        if not task.name.isdigit():
+            continue
+        try:
+            # Fields after the command's ")": state, ppid, pgrp, session, ... utime (11),
+            # stime (12) (proc(5)).
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session_id:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
