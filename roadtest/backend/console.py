@@ -70,6 +70,7 @@ class VirtioConsole(VirtioDevice):
         super().__init__()
         self.controller = controller
         self._device_end: socket.socket | None = None
+        self._guests_end: socket.socket | None = None
         self._pending = bytearray()  # the host's bytes not yet in the guest's buffers
         self._to_guest = MessageCounter()
         self._from_guest = MessageCounter()
@@ -99,6 +100,22 @@ class VirtioConsole(VirtioDevice):
 
         self.controller.soon(swap)
         return host_end
+
+    def attach_queues(self, queues: list[Virtqueue]) -> None:
+        super().attach_queues(queues)
+        self._guests_end = self._device_end  # the channel of the guest that connected
+
+    def detach_queues(self) -> None:
+        """The guest went away (poweroff, crash, killed): the host's end of its channel sees
+        it close, as it would a UML line's, and a call in flight fails now. (The next
+        guest's channel may exist already: it is another.)"""
+        super().detach_queues()
+        device_end, self._guests_end = self._guests_end, None
+        if device_end is not None:
+            try:
+                device_end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def agent_leaves(self) -> None:
         """The agent is about to power the guest off (from any thread): from its last reply

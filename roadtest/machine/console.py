@@ -6,6 +6,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # Lines that mean the kernel is in trouble: the report shows them first.
@@ -28,6 +29,9 @@ class Console:
         self._closed = False
         self.log_path = log_path
         self.kernel_log_path = kernel_log_path
+        # Called (on the console's thread) when the kernel says it panics, once.
+        self.on_panic: Callable[[], None] | None = None
+        self._panicked = False
         self._thread = threading.Thread(target=self._pump, name="roadtest-console", daemon=True)
         self._thread.start()
 
@@ -53,6 +57,10 @@ class Console:
                 with self._cond:
                     self._lines.extend(lines)
                     self._cond.notify_all()
+                if not self._panicked and any(PANIC.search(line) for line in lines):
+                    self._panicked = True
+                    if self.on_panic is not None:
+                        self.on_panic()
             if partial:
                 with self._cond:
                     self._lines.append(partial.decode("utf-8", "replace"))

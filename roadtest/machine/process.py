@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -143,6 +144,7 @@ class ProcessGuest(Machine):
         finally:
             os.close(console_w)
         self.console = Console(console_r, self.console_log, self.kernel_log)
+        self.console.on_panic = self._panicked
         try:
             self._channel = self.connect_channel(started + self.config.boot_timeout)
             self._agent = AgentClient(
@@ -157,6 +159,25 @@ class ProcessGuest(Machine):
             ) from err
         self.boot_seconds = time.monotonic() - started
         self.release = str(ready.get("release", ""))
+
+    # How long a panicked guest may go on printing (its backtrace) before it is ended.
+    PANIC_GRACE = 1.0
+
+    def _panicked(self) -> None:
+        """The kernel panicked: UML exits by itself, but not always (under simulated time it
+        can wait on its clock for good). End it shortly, so that the call in flight fails
+        now rather than at its time limit; the verdict reads the panic from the console."""
+        proc = self.proc
+        if proc is None:
+            return
+
+        def end() -> None:
+            if self.proc is proc and proc.poll() is None:
+                self.abort()
+
+        timer = threading.Timer(self.PANIC_GRACE, end)
+        timer.daemon = True
+        timer.start()
 
     def _boot_failure(self, err: Exception) -> str:
         lines = self.console.lines_since(0) if self.console is not None else []

@@ -8,11 +8,17 @@ idle guest blocks in its wait for the calendar instead of spinning.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
+from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
+from test_harness import run
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
@@ -103,3 +109,51 @@ def _cpu_seconds(session_id: int) -> float:
         if int(fields[3]) == session_id:
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+# A calendar that breaks the protocol once the guest runs: a RUN one nanosecond later
+# than the guest asked for, which time.c meets with BUG_ON(time_travel_time != e->time).
+BROKEN_CALENDAR = """
+import pytest
+
+from roadtest.simtime import controller as calendar
+from roadtest.simtime import protocol
+
+
+@pytest.fixture
+def broken_calendar(monkeypatch):
+    send = calendar.Controller._send
+
+    def late_run(self, op, seq, when, fds=None):
+        send(self, op, seq, when + 1 if op == protocol.RUN else when, fds)
+
+    monkeypatch.setattr(calendar.Controller, "_send", late_run)
+
+
+def test_broken(guest, broken_calendar):
+    guest.sleep(0.05)
+
+
+def test_after(guest):
+    guest.sleep(0.05)
+    assert float(guest.agent.read_file("/proc/uptime").split()[0]) < 1
+"""
+
+
+def test_a_broken_calendar_fails_the_test_with_the_console_and_the_next_gets_a_guest(
+    pytester: pytest.Pytester,
+) -> None:
+    work = Path(tempfile.mkdtemp(prefix="rt-"))  # short: socket paths must fit 107 bytes
+    result = run(
+        pytester, BROKEN_CALENDAR, "--roadtest-time=sim", f"--roadtest-workdir={work}", "-rf"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    out = result.stdout.str()
+    assert "FAILED test_user.py::test_broken" in out
+    assert "kernel BUG" in out or "time-travel" in out  # the guest's own words, from its log
+    assert "console: " in out
+    # Nothing of the run is left: no process started in its work directory, no socket.
+    left = subprocess.run(["pgrep", "-f", str(work)], capture_output=True, text=True, check=False)
+    assert left.stdout == ""
+    assert not list(work.rglob("*.sock"))
+    shutil.rmtree(work)
