@@ -53,7 +53,8 @@ EXAMPLE_STATS = pytest.StashKey["examples.ExampleStats"]()  # the run's, for `ro
 REPLAY_TIMING_NOTE = (
     "note: the guest runs in basic time-travel mode, in which host load can change this "
     "sequence (runtime-PM autosuspend and kernel timers fire at different points when the "
-    "host answers slowly): re-run on an idle machine before blaming the driver"
+    "host answers slowly): replay under --roadtest-time=sim, or re-run on an idle machine, "
+    "before blaming the driver"
 )
 
 
