@@ -50,7 +50,9 @@ COMMON_BOOT_ARGS = (
     "slub_debug=FZP",
     "no_hash_pointers",
     # The regulator core turns off unused regulators 30 s after boot, which
-    # time-travel reaches within a few tests: a CONTROL write no test made.
+    # time-travel reaches within a few tests: a CONTROL write no test made. Simulated
+    # time reaches it too, later (guest time passes only when tests let it) but in
+    # whichever test runs then: a test's I/O would depend on the tests before it.
     "regulator_ignore_unused",
     "quiet",
 )
