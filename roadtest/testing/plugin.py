@@ -386,8 +386,8 @@ def pytest_terminal_summary(
     unsupported = config.stash.get(_UNSUPPORTED, [])
     if unsupported:
         terminalreporter.write_line(
-            f"roadtest: {len(unsupported)} tests unsupported on this machine (see their "
-            f"skip reasons, -rs), the first: {unsupported[0]}",
+            f"roadtest: {len(unsupported)} tests unsupported on this machine or in this "
+            f"time mode (see their skip reasons, -rs), the first: {unsupported[0]}",
             yellow=True,
         )
     out = config.getoption("--roadtest-coverage")
