@@ -103,6 +103,9 @@ class VirtioConsole(VirtioDevice):
 
     def attach_queues(self, queues: list[Virtqueue]) -> None:
         super().attach_queues(queues)
+        # hvc's put_chars spins on the used ring (virtio_console.c, __send_to_port): the
+        # call for what it sent need not wake the guest.
+        queues[TRANSMITQ].lazy_notify = True
         self._guests_end = self._device_end  # the channel of the guest that connected
 
     def detach_queues(self) -> None:

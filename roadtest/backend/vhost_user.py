@@ -587,7 +587,10 @@ class VhostUserConnection:
         assert controller is not None
 
         def schedule() -> None:
-            controller.after(after, lambda: self._call(vq))
+            if vq.lazy_notify:
+                controller.with_next_turn(lambda: self._call(vq))
+            else:
+                controller.after(after, lambda: self._call(vq))
 
         controller.soon(schedule)
 

@@ -132,6 +132,9 @@ class Virtqueue:
         # How the driver is told (None: through call_fd); it gets the queue and how long
         # after now (simulated ns) the device is done: a transfer's time on the bus.
         self.signal: Callable[[Virtqueue, int], None] | None = None
+        # Under simulated time: the driver does not wait for this queue's notifications
+        # (it polls the used ring), so one may ride with the guest's next turn.
+        self.lazy_notify = False
         # Ring state machine (vhost-user "Ring states").
         self._started = False
         self._enabled = False

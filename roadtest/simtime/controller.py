@@ -112,6 +112,7 @@ class Controller:
         self._holds = 0
         self._agent_idle = False
         self._stepping = False
+        self._riders: list[Callable[[], None]] = []
 
     # The guest's link
 
@@ -188,6 +189,7 @@ class Controller:
         self._waiting = False
         self._run_in_flight = False
         self._holds = 0
+        self._riders.clear()
 
     def _readable(self) -> None:
         sock = self._guest
@@ -303,6 +305,11 @@ class Controller:
         else:
             self.loop.call_soon(fn)
 
+    def with_next_turn(self, fn: Callable[[], None]) -> None:
+        """Run `fn` (loop thread) just before the guest's next turn, whenever that is: for
+        a notification nothing in the guest waits for, which then costs no turn of its own."""
+        self._riders.append(fn)
+
     def hold(self) -> None:
         """Something the guest must take in before it runs on is in flight (an in-band
         notification): no RUN until `release`."""
@@ -358,6 +365,11 @@ class Controller:
                 except Exception:  # a model's bug must not stop the clock for every test
                     log.exception("simulated-time event failed")
                 continue
+            if self._riders:
+                riders, self._riders = self._riders, []
+                for fn in riders:
+                    fn()
+                continue  # what they sent is taken in before the guest runs
             self._waiting = False
             self._request = NEVER
             self._run_seq += 1

@@ -299,3 +299,19 @@ def test_shared_memory_schedule(controller: Controller) -> None:
     op, _, when = guest.recv()
     assert (op, when) == (RUN, 2_500)
     schedule.close()
+
+
+def test_a_rider_goes_with_the_guests_next_turn_and_wakes_nobody(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    ridden: list[int] = []
+    on_loop(loop, lambda: controller.with_next_turn(lambda: ridden.append(controller.now)))
+    guest.request(REQUEST, 10_000)
+    guest.request(WAIT)
+    op, seq, when = guest.recv()
+    assert (op, when) == (RUN, 10_000)
+    assert ridden == [10_000]  # not at 0: it did not make a turn of its own
+    guest.sock.sendall(MSG.pack(ACK, seq, 0))
+    guest.request(WAIT)
+    assert guest.nothing_for(0.2) and ridden == [10_000]
