@@ -90,8 +90,10 @@ x86_64: kernel
 	$(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(X86_CPU) \
 		--roadtest-replay-tolerate-repeats --golden traces
 
+# Recorded under simulated time: every event carries the guest's time, and a second
+# recording is the same event for event.
 traces: kernel
-	$(VENV)/bin/roadtest record tests/drivers --ignore-glob='*_properties.py'
+	$(VENV)/bin/roadtest record --roadtest-time=sim tests/drivers --ignore-glob='*_properties.py'
 
 lint: setup
 	$(VENV)/bin/ruff check roadtest tests bench
