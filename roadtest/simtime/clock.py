@@ -27,7 +27,7 @@ class Clock(Protocol):
     simulated: bool  # whether `now` is the guest's time and `after` waits for it
 
     def now(self) -> int:
-        """The time in ns (the guest's, when simulated)."""
+        """The time in ns (when simulated, the guest's: since it booted)."""
         ...
 
     def after(self, delay: int, fn: Callable[[], None]) -> None:
@@ -59,7 +59,7 @@ class SimulatedClock:
         self.controller = controller
 
     def now(self) -> int:
-        return self.controller.now
+        return self.controller.guest_time
 
     def after(self, delay: int, fn: Callable[[], None]) -> None:
         controller = self.controller

@@ -151,6 +151,11 @@ class Controller:
                 pass
 
     @property
+    def guest_time(self) -> int:
+        """The current time as the guest's clock shows it: ns since it booted."""
+        return self.now - self._base
+
+    @property
     def connected(self) -> bool:
         return self._guest is not None
 
