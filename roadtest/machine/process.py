@@ -174,7 +174,8 @@ class ProcessGuest(Machine):
             return
 
         def end() -> None:
-            if self.proc is proc and proc.poll() is None:
+            # A debugger's user may want to look at the panicked kernel: leave it to them.
+            if self.proc is proc and proc.poll() is None and not self.debugger_attached():
                 self.abort()
 
         timer = threading.Timer(self.PANIC_GRACE, end)
