@@ -577,6 +577,13 @@ def open_session(
     from roadtest.machine import registry
     from roadtest.testing.session import RoadtestSession, default_workdir
 
+    if terminal is not None and time_mode(config) == "sim":
+        # A terminal is a UML line, whose input reaches the guest at no time of the
+        # calendar: a guest frozen between agent requests would never read it.
+        raise RoadtestError(
+            "--roadtest-time=sim has no interactive terminal (a UML line's input is not "
+            "time-synchronised): use --roadtest-time=travel or real"
+        )
     worker, index = _worker()
     cpu = config.getoption("--roadtest-cpu")
     if cpu is None:
