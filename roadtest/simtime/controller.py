@@ -98,7 +98,9 @@ class Controller:
         self._loop: Loop | None = None
         self.tod_ns = tod_ns
         self.now = 0
-        self.stats = Stats()
+        self._counts = [0] * (len(protocol.NAMES) + 1)  # by op; the last: unknown ops
+        self._runs = 0
+        self._events_run = 0
         self.failure = ""  # why the last guest's link was dropped ("" if it was not)
         self._listener: socket.socket | None = None
         self._guest: socket.socket | None = None
@@ -149,6 +151,13 @@ class Controller:
                 self.path.unlink()
             except FileNotFoundError:
                 pass
+
+    @property
+    def stats(self) -> Stats:
+        """The messages the guests sent, the runs and the events so far."""
+        names = [*(protocol.name(op) for op in range(len(protocol.NAMES))), "unknown"]
+        counts = Counter({name: n for name, n in zip(names, self._counts, strict=True) if n})
+        return Stats(counts, self._runs, self._events_run)
 
     @property
     def guest_time(self) -> int:
@@ -234,7 +243,7 @@ class Controller:
             self._guest.sendall(data)
 
     def _handle(self, op: int, seq: int, when: int) -> None:
-        self.stats.messages[protocol.name(op)] += 1
+        self._counts[op if op < len(self._counts) else -1] += 1
         if op == protocol.ACK:
             if not self._run_in_flight or seq != self._run_seq:
                 raise TimeProtocolError(f"ACK of seq {seq}, no RUN {seq} in flight")
@@ -364,7 +373,7 @@ class Controller:
                 self._schedule.publish(when - self._base)
             if first < request or (first == when and events[0].rank == 0):
                 event = heapq.heappop(events)
-                self.stats.events += 1
+                self._events_run += 1
                 try:
                     event.fn()
                 except Exception:  # a model's bug must not stop the clock for every test
@@ -380,7 +389,7 @@ class Controller:
             self._run_seq += 1
             # In shared memory a RUN is not acknowledged: the guest's next WAIT follows it.
             self._run_in_flight = self._schedule is None or not self._schedule.time_share
-            self.stats.runs += 1
+            self._runs += 1
             try:
                 self._send(protocol.RUN, self._run_seq, when - self._base)
             except OSError as err:

@@ -51,6 +51,9 @@ SCHEDSHM_CLIENT: Final = 128  # union um_timetravel_schedshm_client
 _HEADER: Final = struct.Struct("<IIQQHH")  # version, len, free_until, current_time, running_id,
 # max_clients
 _CLIENT: Final = struct.Struct("<IIQQ")  # capa, flags, req_time, name
+_CAPA: Final = struct.Struct("<I")
+_FLAGS_REQ: Final = struct.Struct("<IQ")  # flags, req_time: a client's from its offset 4
+_FREE_NOW: Final = struct.Struct("<QQ")  # free_until, current_time: the header's at 8
 CAP_TIME_SHARE: Final = 0x1
 FLAG_REQ_RUN: Final = 0x1
 
@@ -80,6 +83,7 @@ class Schedule:
             os.close(self.fd)
             raise
         _HEADER.pack_into(self._map, 0, version, self.size, 1, 0, 0, 1)
+        self._taken = False
 
     def close(self) -> None:
         self._map.close()
@@ -95,17 +99,19 @@ class Schedule:
     def publish(self, now: int) -> None:
         """The time is `now`; the guest may take what it asks for at `now` without asking
         (free_until is exclusive), and nothing later: it never runs ahead of the calendar."""
-        struct.pack_into("<QQ", self._map, 8, now + 1, now)
+        _FREE_NOW.pack_into(self._map, 8, now + 1, now)
 
     @property
     def time_share(self) -> bool:
-        """The guest took the schedule (it sets CAP_TIME_SHARE once it mapped it)."""
-        capa, _flags, _req, _name = _CLIENT.unpack_from(self._map, SCHEDSHM_HEADER)
-        return bool(capa & CAP_TIME_SHARE)
+        """The guest took the schedule (it sets CAP_TIME_SHARE once it mapped it; it never
+        clears it)."""
+        if not self._taken:
+            self._taken = bool(_CAPA.unpack_from(self._map, SCHEDSHM_HEADER)[0] & CAP_TIME_SHARE)
+        return self._taken
 
     def request(self) -> int | None:
         """The time the guest asked to run at, or None."""
-        _capa, flags, req, _name = _CLIENT.unpack_from(self._map, SCHEDSHM_HEADER)
+        flags, req = _FLAGS_REQ.unpack_from(self._map, SCHEDSHM_HEADER + 4)
         return req if flags & FLAG_REQ_RUN else None
 
     @property
