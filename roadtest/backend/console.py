@@ -75,7 +75,9 @@ class VirtioConsole(VirtioDevice):
         self._to_guest = MessageCounter()
         self._from_guest = MessageCounter()
         self._delivery_queued = False
-        self._leaving = False  # the agent powers the guest off: it waits for nobody
+        # The request (by count) from which the agent powers the guest off and waits for
+        # nobody: time then runs on for the shutdown.
+        self._leaving_at: int | None = None
 
     def new_channel(self) -> socket.socket:
         """A fresh channel for the next guest's agent (from any thread, the backend running):
@@ -89,7 +91,7 @@ class VirtioConsole(VirtioDevice):
             self._pending.clear()
             self._to_guest = MessageCounter()
             self._from_guest = MessageCounter()
-            self._leaving = False
+            self._leaving_at = None
         loop = self.controller.loop
 
         def swap() -> None:
@@ -121,10 +123,11 @@ class VirtioConsole(VirtioDevice):
                 pass
 
     def agent_leaves(self) -> None:
-        """The agent is about to power the guest off (from any thread): from its last reply
-        on, time runs for the guest's shutdown."""
+        """The agent's next request is to power the guest off (from any thread): from its
+        delivery on, time runs for the guest's shutdown. (Not before: the guest would run
+        through its timers for as long as the host takes to send it.)"""
         with self.lock:
-            self._leaving = True
+            self._leaving_at = self._to_guest.started + 1  # the next request, poweroff
         self.controller.soon(self._update_agent)
 
     def close(self) -> None:
@@ -178,7 +181,8 @@ class VirtioConsole(VirtioDevice):
     def _update_agent(self) -> None:
         # The agent's "ready" counts as the reply to a request it had before boot.
         working = self._to_guest.started + 1 - self._from_guest.ended
-        self.controller.agent_idle(working <= 0 and not self._leaving)
+        leaving = self._leaving_at is not None and self._to_guest.started >= self._leaving_at
+        self.controller.agent_idle(working <= 0 and not leaving)
 
     # The driver's side (lock held)
 

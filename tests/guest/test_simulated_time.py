@@ -72,6 +72,45 @@ def test_a_recording_made_twice_is_the_same_event_for_event(tmp_path: Path) -> N
     assert timed == len(traces)
 
 
+def _kernel_log_of_a_property_run(work: Path) -> list[str]:
+    roadtest = Path(sys.executable).with_name("roadtest")
+    result = subprocess.run(
+        [
+            str(roadtest),
+            "run",
+            "--roadtest-time=sim",
+            f"--roadtest-cpu={min(os.sched_getaffinity(0))}",
+            f"--roadtest-workdir={work}",
+            "tests/drivers/iio/light/test_vcnl4000_properties.py",
+            "-q",
+        ],
+        cwd=repo_root(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (log,) = work.glob("gw0/guest-*/kernel.log")
+    # The runner's end-of-example marker names a position in the host's copy of the
+    # console (roadtest/testing/examples.py): the host's count, not the guest's doing.
+    return [line for line in log.read_text().splitlines() if "roadtest: example " not in line]
+
+
+def test_hypothesis_examples_reproduce_exactly() -> None:
+    """The quick profile is derandomized: the same examples run again, and under simulated
+    time the guest does the same thing at the same times for each (its kernel log, time
+    stamps included, line for line: the data-ready interrupts, the driver's timeouts)."""
+    works = [Path(tempfile.mkdtemp(prefix="rt-")) for _ in range(2)]  # short: socket paths
+    try:
+        first, second = (_kernel_log_of_a_property_run(work) for work in works)
+    finally:
+        for work in works:
+            shutil.rmtree(work, ignore_errors=True)
+    assert len(first) > 100
+    assert first == second
+
+
 def test_an_idle_guest_sleeps(tmp_path: Path) -> None:
     kernel = ensure_kernel(repo_root())
     cpu = min(os.sched_getaffinity(0))
