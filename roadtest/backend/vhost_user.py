@@ -585,12 +585,16 @@ class VhostUserConnection:
     def _signal_in_band(self, vq: Virtqueue, after: int) -> None:
         controller = self.controller
         assert controller is not None
+        # From another thread it is the test's input (a GPIO line it drives): it reaches
+        # the guest after the guest's own work at that instant, however late the host is.
+        tests_input = not controller.loop.on_loop_thread()
 
         def schedule() -> None:
             if vq.lazy_notify:
                 controller.with_next_turn(lambda: self._call(vq))
             else:
-                controller.after(after, lambda: self._call(vq))
+                when = controller.now + after
+                controller.at(when, lambda: self._call(vq), after_guest=tests_input)
 
         controller.soon(schedule)
 
