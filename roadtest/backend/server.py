@@ -38,6 +38,7 @@ from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
 from roadtest.backend.vhost_user import VhostUserConnection
 from roadtest.simtime.controller import Controller
+from roadtest.sockets import listen_unix
 
 log = logging.getLogger("roadtest.backend.server")
 
@@ -162,17 +163,9 @@ class DeviceServer:
                 "use a shorter work directory"
             )
         try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        try:
-            sock.bind(os.fspath(self.path))
-            sock.listen(4)
+            sock = listen_unix(self.path, 4)
         except OSError as err:
-            sock.close()
             raise BackendStartError(f"cannot listen on {self.path}: {err}") from err
-        sock.setblocking(False)
         self.listener = sock
         self.loop.add_reader(sock.fileno(), self._accept)
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import os
 import socket
 from collections import Counter
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from typing import Protocol
 
 from roadtest.simtime import protocol
 from roadtest.simtime.protocol import MESSAGE, Schedule, TimeProtocolError
+from roadtest.sockets import listen_unix
 
 log = logging.getLogger("roadtest.simtime.controller")
 
@@ -126,18 +126,7 @@ class Controller:
 
     def listen(self, loop: Loop) -> None:
         self._loop = loop
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        try:
-            sock.bind(os.fspath(self.path))
-            sock.listen(1)
-        except OSError:
-            sock.close()
-            raise
-        sock.setblocking(False)
+        sock = listen_unix(self.path, 1)
         self._listener = sock
         self.loop.add_reader(sock.fileno(), self._accept)
 
