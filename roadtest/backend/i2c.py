@@ -217,7 +217,8 @@ class VirtioI2C(VirtioDevice):
         reqs: list[Request] = []
         runs: list[Transfer] = []
         run: Transfer | None = None
-        bus_time = 0
+        # Under simulated time the driver hears of the answers after their bus time.
+        timed: list[Transfer] | None = [] if vq.signal is not None else None
         while (req := vq.pop()) is not None:
             out = req.out
             self.messages += 1
@@ -237,15 +238,19 @@ class VirtioI2C(VirtioDevice):
                 run = Transfer(addr, [msg])
                 runs.append(run)
             if not flags & VIRTIO_I2C_FLAGS_FAIL_NEXT:
-                bus_time += self._serve(vq, reqs, runs, debug)
+                self._serve(vq, reqs, runs, debug)
+                if timed is not None:
+                    timed += runs
                 reqs, runs, run = [], [], None
         if reqs:
-            bus_time += self._serve(vq, reqs, runs, debug)
-        vq.notify(after=bus_time)
+            self._serve(vq, reqs, runs, debug)
+            if timed is not None:
+                timed += runs
+        hz = self.bus_hz
+        vq.notify(after=sum(bus_time_ns(t.messages, hz) for t in timed) if timed else 0)
 
-    def _serve(self, vq: Virtqueue, reqs: list[Request], runs: list[Transfer], debug: bool) -> int:
-        """Answer one group: its runs in order until one fails, then write the answers; how
-        long the group takes on the bus (ns)."""
+    def _serve(self, vq: Virtqueue, reqs: list[Request], runs: list[Transfer], debug: bool) -> None:
+        """Answer one group: its runs in order until one fails, then write the answers."""
         failed = False
         i = 0
         for transfer in runs:
@@ -273,7 +278,6 @@ class VirtioI2C(VirtioDevice):
                 else:
                     req.write_last(msg.status)
                     vq.push(req, 1, notify=False)
-        return sum(bus_time_ns(transfer.messages, self.bus_hz) for transfer in runs)
 
     def _malformed(self, vq: Virtqueue, req: Request) -> None:
         in_len = req.in_len
