@@ -31,21 +31,6 @@ ROOT = repo_root()
 MODES = ("sim", "travel")
 
 
-def session_cpu_seconds(session_id: int) -> float:
-    """User and system CPU of every process of a session (UML and its userspace)."""
-    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
-    for task in Path("/proc").iterdir():
-        if not task.name.isdigit():
-            continue
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session_id:  # proc(5): session, then utime (11), stime (12)
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 class Guest:
     """A booted session in one time mode, with the bench device and the I2C loop."""
 
@@ -59,13 +44,13 @@ class Guest:
         self.boot = time.monotonic() - started
         self.device = self.session.attach(BENCH_DEVICE)
         guest = self.session.guest
-        assert isinstance(guest, ProcessGuest) and guest.proc is not None
-        self.pid = guest.proc.pid
+        assert isinstance(guest, ProcessGuest)
+        self.guest = guest
 
     def idle_cpu(self, seconds: float) -> float:
-        before = session_cpu_seconds(self.pid)
+        before = self.guest.cpu_seconds()
         time.sleep(seconds)
-        return (session_cpu_seconds(self.pid) - before) / seconds
+        return (self.guest.cpu_seconds() - before) / seconds
 
     def i2c_seconds(self, count: int) -> float:
         """Host seconds per transfer: N transfers less an empty loop, from the host."""

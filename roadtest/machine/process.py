@@ -193,6 +193,24 @@ class ProcessGuest(Machine):
         last = next((line.strip() for line in reversed(lines) if line.strip()), "")
         return f"{err}: {last}" if self.exited() and last else str(err)
 
+    def cpu_seconds(self) -> float:
+        """User and system CPU used so far by the guest's processes: everything in its
+        session (UML's kernel and the processes it forks for its userspace), from proc(5)."""
+        if self.proc is None:
+            return 0.0
+        session, total, tick = self.proc.pid, 0.0, os.sysconf("SC_CLK_TCK")
+        for task in Path("/proc").iterdir():
+            if not task.name.isdigit():
+                continue
+            try:
+                # After the command's ")": state, ppid, pgrp, session, ... utime, stime.
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:
+                total += (int(fields[11]) + int(fields[12])) / tick
+        return total
+
     def exited(self) -> bool:
         return self.proc is None or self.proc.poll() is not None
 

@@ -27,19 +27,16 @@ from roadtest.testing.session import RoadtestSession
 from roadtest.trace.format import read_trace
 
 
-def _record(out: Path) -> None:
-    roadtest = Path(sys.executable).with_name("roadtest")
-    cpu = min(os.sched_getaffinity(0))
+def _roadtest_under_sim(command: str, *args: str) -> None:
+    """`roadtest COMMAND --roadtest-time=sim ARGS` from the repository, on a CPU of ours;
+    it must pass."""
     result = subprocess.run(
         [
-            str(roadtest),
-            "record",
-            "--out",
-            str(out),
+            str(Path(sys.executable).with_name("roadtest")),
+            command,
             "--roadtest-time=sim",
-            f"--roadtest-cpu={cpu}",
-            "tests/drivers",
-            "--ignore-glob=*_properties.py",
+            f"--roadtest-cpu={min(os.sched_getaffinity(0))}",
+            *args,
             "-q",
         ],
         cwd=repo_root(),
@@ -49,6 +46,12 @@ def _record(out: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def _record(out: Path) -> None:
+    _roadtest_under_sim(
+        "record", "--out", str(out), "tests/drivers", "--ignore-glob=*_properties.py"
+    )
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
@@ -73,24 +76,9 @@ def test_a_recording_made_twice_is_the_same_event_for_event(tmp_path: Path) -> N
 
 
 def _kernel_log_of_a_property_run(work: Path) -> list[str]:
-    roadtest = Path(sys.executable).with_name("roadtest")
-    result = subprocess.run(
-        [
-            str(roadtest),
-            "run",
-            "--roadtest-time=sim",
-            f"--roadtest-cpu={min(os.sched_getaffinity(0))}",
-            f"--roadtest-workdir={work}",
-            "tests/drivers/iio/light/test_vcnl4000_properties.py",
-            "-q",
-        ],
-        cwd=repo_root(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    _roadtest_under_sim(
+        "run", f"--roadtest-workdir={work}", "tests/drivers/iio/light/test_vcnl4000_properties.py"
     )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (log,) = work.glob("gw0/guest-*/kernel.log")
     # The runner's end-of-example marker names a position in the host's copy of the
     # console (roadtest/testing/examples.py): the host's count, not the guest's doing.
@@ -118,36 +106,16 @@ def test_an_idle_guest_sleeps(tmp_path: Path) -> None:
     try:
         session.start()
         guest = session.guest
-        assert isinstance(guest, ProcessGuest) and guest.proc is not None
-        pid = guest.proc.pid
+        assert isinstance(guest, ProcessGuest)
         uptime = session.agent.read_file("/proc/uptime")
-        before = _cpu_seconds(pid)
+        before = guest.cpu_seconds()
         time.sleep(2.0)
-        used = _cpu_seconds(pid) - before
+        used = guest.cpu_seconds() - before
         # The guest's clock stood still, and its process (UML's kernel) used (next to) no CPU.
         assert session.agent.read_file("/proc/uptime") == uptime
         assert used < 0.2
     finally:
         session.stop()
-
-
-def _cpu_seconds(session_id: int) -> float:
-    """User and system CPU of every process of a session: UML's kernel and the processes
-    it forks for its userspace (the guest runs in a session of its own)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for task in Path("/proc").iterdir():
-        if not task.name.isdigit():
-            continue
-        try:
-            # Fields after the command's ")": state, ppid, pgrp, session, ... utime (11),
-            # stime (12) (proc(5)).
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session_id:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 # A calendar that breaks the protocol once the guest runs: a RUN one nanosecond later
