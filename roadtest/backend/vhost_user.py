@@ -195,6 +195,7 @@ class VhostUserConnection:
         self.backend_req_fd = -1
         self._replies = bytearray()  # what came back on the backend-request channel
         self._replies_due = 0
+        self._lazy_calls: list[Virtqueue] = []  # calls for spinning drivers, not yet sent
         self.closed = False
         # Read timeout for the rest of a message once its first bytes arrived.
         self.sock.settimeout(5.0)
@@ -544,6 +545,9 @@ class VhostUserConnection:
         in_band = self.in_band
         for vq in self.queues:
             vq.signal = self._signal_in_band if in_band else None
+            vq.kicks = vq.driver_spins or not in_band
+        if in_band and self.controller is not None:
+            self.controller.when_guest_waits(self._look_at_rings)
         return False
 
     @property
@@ -585,35 +589,61 @@ class VhostUserConnection:
     def _signal_in_band(self, vq: Virtqueue, after: int) -> None:
         controller = self.controller
         assert controller is not None
-        # From another thread it is the test's input (a GPIO line it drives): it reaches
-        # the guest after the guest's own work at that instant, however late the host is.
-        tests_input = not controller.loop.on_loop_thread()
 
-        def schedule() -> None:
-            if vq.lazy_notify:
-                controller.with_next_turn(lambda: self._call(vq))
+        def schedule(tests_input: bool) -> None:
+            if vq.driver_spins:
+                # Nothing in the guest waits for it: it goes with this device's next call,
+                # or at the latest with the guest's next turn.
+                if vq not in self._lazy_calls:
+                    self._lazy_calls.append(vq)
+                    controller.with_next_turn(self._send_lazy_calls)
             else:
                 when = controller.now + after
                 controller.at(when, lambda: self._call(vq), after_guest=tests_input)
 
-        controller.soon(schedule)
+        # From another thread it is the test's input (a GPIO line it drives): it reaches
+        # the guest after the guest's own work at that instant, however late the host is.
+        if controller.loop.on_loop_thread():
+            schedule(False)
+        else:
+            controller.loop.call_soon(lambda: schedule(True))
 
-    def _call(self, vq: Virtqueue) -> None:
-        """Send BACKEND_VRING_CALL; the calendar holds until the guest's reply."""
+    def _look_at_rings(self) -> None:
+        """The guest waits: take what it queued without a kick (`Virtqueue.kicks`)."""
+        for vq in self.queues:
+            if not vq.kicks and vq.ready and vq.avail_moved():
+                with self.device.lock:
+                    self.process(vq)
+
+    def _send_lazy_calls(self) -> None:
+        if self._lazy_calls:
+            self._call()
+
+    def _call(self, vq: Virtqueue | None = None) -> None:
+        """Send BACKEND_VRING_CALL for `vq` and the calls waiting in `_lazy_calls`, in one
+        write; the calendar holds until the guest's replies."""
         controller = self.controller
+        queues, self._lazy_calls = self._lazy_calls, []
+        if vq is not None:
+            queues.append(vq)
         if self.closed or self.backend_req_fd < 0 or controller is None:
             return
         need_reply = bool(self.protocol_features & PROTOCOL_F_REPLY_ACK)
-        payload = VRING_STATE.pack(vq.index, 0)
         flags = VERSION | (FLAG_NEED_REPLY if need_reply else 0)
+        header = HEADER.pack(BACKEND_VRING_CALL, flags, VRING_STATE.size)
+        calls = b"".join(header + VRING_STATE.pack(q.index, 0) for q in queues)
         try:
-            os.write(self.backend_req_fd, HEADER.pack(BACKEND_VRING_CALL, flags, 8) + payload)
+            os.write(self.backend_req_fd, calls)
         except OSError as err:
-            log.warning("%s: in-band call: %s", vq.name, err)
+            log.warning("%s: in-band call: %s", self.name, err)
             return
         if need_reply:
-            self._replies_due += 1
-            controller.hold()
+            for _ in queues:
+                self._replies_due += 1
+                controller.hold()
+            # The write woke the guest, which mostly answers before this thread runs on:
+            # take the reply now instead of after another round of the event loop.
+            self._backend_replies()
 
     def _backend_replies(self) -> None:
         fd = self.backend_req_fd
@@ -731,6 +761,8 @@ class VhostUserConnection:
         if self.closed:
             return
         self.closed = True
+        if self.controller is not None:
+            self.controller.forget(self._look_at_rings)
         with self.device.lock:
             self._reset_rings()
             self.device.reset()

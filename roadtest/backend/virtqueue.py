@@ -37,6 +37,7 @@ VRING_DESC_F_NEXT: Final = 1
 VRING_DESC_F_WRITE: Final = 2
 VRING_DESC_F_INDIRECT: Final = 4
 VRING_AVAIL_F_NO_INTERRUPT: Final = 1
+VRING_USED_F_NO_NOTIFY: Final = 1
 
 MAX_QUEUE_SIZE: Final = 32768
 _ONE: Final = (1).to_bytes(8, "little")
@@ -132,9 +133,13 @@ class Virtqueue:
         # How the driver is told (None: through call_fd); it gets the queue and how long
         # after now (simulated ns) the device is done: a transfer's time on the bus.
         self.signal: Callable[[Virtqueue, int], None] | None = None
-        # Under simulated time: the driver does not wait for this queue's notifications
-        # (it polls the used ring), so one may ride with the guest's next turn.
-        self.lazy_notify = False
+        # The driver busy-waits on the used ring after it kicks (hvc's put_chars): it
+        # needs its kick served at once, and needs no notification to wake it.
+        self.driver_spins = False
+        # Whether the driver should kick. Under simulated time only a spinning driver
+        # does: the device looks at the other rings whenever the guest waits, which is
+        # when the guest's clock could move, and a kick would cost a message each way.
+        self.kicks = True
         # Ring state machine (vhost-user "Ring states").
         self._started = False
         self._enabled = False
@@ -147,6 +152,7 @@ class Virtqueue:
         self._umm: mmap.mmap | None = None
         self._doff = self._aoff = self._uoff = 0
         self.used_idx = 0
+        self._avail_seen = -1  # the available index `avail_moved` saw last
         self._signalled_used = 0
         self._signalled_valid = False
         self._fence = threading.Lock()
@@ -221,6 +227,7 @@ class Virtqueue:
             # A ring that ran before (a restart): the driver sees what was used as done.
             log.debug("%s: used index %d, base %d", self.name, self.used_idx, self.last_avail)
         self._signalled_valid = False
+        self._avail_seen = -1
         self._mapped = True
         self._update()
 
@@ -245,6 +252,18 @@ class Virtqueue:
         with self._fence:
             pass
 
+    def avail_moved(self) -> bool:
+        """Whether the driver made chains available since the last call (for a queue that
+        does not kick: a look at the ring that finds what it found before costs nothing)."""
+        amm = self._amm
+        if amm is None:
+            return False
+        idx: int = _u16(amm, self._aoff + 2)[0]
+        if idx == self._avail_seen:
+            return False
+        self._avail_seen = idx
+        return True
+
     def avail_pending(self) -> int:
         """How many chains the driver has made available that we have not taken."""
         if self._amm is None:
@@ -262,6 +281,14 @@ class Virtqueue:
         last = self.last_avail
         idx = _u16(amm, aoff + 2)[0]
         if idx == last:
+            if not self.kicks:
+                # Half the index space ahead: vring_need_event() never holds (VIRTIO_F_EVENT_IDX),
+                # or VRING_USED_F_NO_NOTIFY without it.
+                if self.event_idx:
+                    _u16_into(umm, self._uoff + 4 + 8 * self.num, last ^ 0x8000)
+                else:
+                    _u16_into(umm, self._uoff, VRING_USED_F_NO_NOTIFY)
+                return None
             if not self.event_idx:
                 return None
             # Ask for a kick at the next buffer, then look again: the driver may

@@ -115,6 +115,8 @@ class Controller:
         self._agent_idle = False
         self._stepping = False
         self._riders: list[Callable[[], None]] = []
+        self._wait_hooks: list[Callable[[], None]] = []
+        self._looked = True  # the wait hooks ran since the guest's last WAIT
 
     # The guest's link
 
@@ -251,6 +253,7 @@ class Controller:
             if self._run_in_flight:
                 raise TimeProtocolError("WAIT while a RUN is in flight")
             self._waiting = True
+            self._looked = False
             if self._schedule is not None and self._schedule.time_share:
                 return  # unacknowledged in shared memory
         elif op == protocol.GET:
@@ -313,6 +316,16 @@ class Controller:
         a notification nothing in the guest waits for, which then costs no turn of its own."""
         self._riders.append(fn)
 
+    def when_guest_waits(self, fn: Callable[[], None]) -> None:
+        """Run `fn` (loop thread) each time the guest waits, before the calendar moves: a
+        device takes what the guest queued without notifying it (`Virtqueue.kicks`)."""
+        if fn not in self._wait_hooks:
+            self._wait_hooks.append(fn)
+
+    def forget(self, fn: Callable[[], None]) -> None:
+        if fn in self._wait_hooks:
+            self._wait_hooks.remove(fn)
+
     def hold(self) -> None:
         """Something the guest must take in before it runs on is in flight (an in-band
         notification): no RUN until `release`."""
@@ -345,6 +358,14 @@ class Controller:
     def _turns(self) -> None:
         events = self._events
         while self._guest is not None and self._waiting:
+            if not self._looked:
+                self._looked = True
+                for hook in list(self._wait_hooks):
+                    try:
+                        hook()
+                    except Exception:  # as an event's: the clock must go on
+                        log.exception("wait hook failed")
+                continue
             if self._run_in_flight or self._holds:
                 return
             while events and events[0].cancelled:

@@ -228,6 +228,29 @@ def test_event_idx_publishes_avail_event_when_empty(rig_event_idx: Rig) -> None:
     assert rig.dq.avail_event() == 2  # "kick me when you add entry 2"
 
 
+def test_a_queue_that_wants_no_kicks_tells_the_driver_so(rig_event_idx: Rig) -> None:
+    """Virtio 1.x 2.7.10: with VIRTIO_F_EVENT_IDX the driver kicks when its new available
+    index passes avail_event; a device that looks at the ring itself keeps it unreachable."""
+    rig = rig_event_idx
+    rig.vq.kicks = False
+    rig.dq.add([b"a"], [1])
+    assert rig.vq.avail_moved()
+    assert rig.vq.pop() is not None
+    assert rig.vq.pop() is None
+    assert not rig.vq.avail_moved()  # nothing new since the last look
+    old = 1
+    for new in range(2, 200):  # the driver's rule, for each buffer it adds from here on
+        assert not vring_need_event(rig.dq.avail_event(), new, old)
+        old = new
+
+
+def test_a_queue_that_wants_no_kicks_sets_no_notify_without_event_idx(rig: Rig) -> None:
+    """Without VIRTIO_F_EVENT_IDX the device says it with VRING_USED_F_NO_NOTIFY (2.7.10)."""
+    rig.vq.kicks = False
+    assert rig.vq.pop() is None
+    assert rig.fe.unpack(spec.LE16, rig.dq.used)[0] & spec.VIRTQ_USED_F_NO_NOTIFY
+
+
 def test_no_interrupt_flag_without_event_idx(rig: Rig) -> None:
     rig.dq.add([b"a"], [1])
     rig.dq.add([b"b"], [1])
