@@ -43,6 +43,11 @@ from roadtest.sockets import listen_unix
 log = logging.getLogger("roadtest.simtime.controller")
 
 NEVER = 1 << 63
+# How far past a RUN the guest may run on its own with the shared schedule: each clock
+# read in process context moves its clock 256 ns (arch/um/kernel/time.c, timer_read), and
+# a short delay a few hundred ns; inside this window neither costs a turn. Every wait then
+# counts as taking the whole window (see `_handle`): 0.4% of a 2-byte transfer's bus time.
+WINDOW_NS = 2048
 # The guest's time of day at boot (2026-01-01T00:00:00Z): fixed, so that runs repeat.
 DEFAULT_TOD_NS = 1_767_225_600 * 1_000_000_000
 
@@ -89,11 +94,18 @@ class Controller:
     """The calendar of one guest at a time: listen(), then boot a guest on `path`."""
 
     def __init__(
-        self, path: Path, tod_ns: int = DEFAULT_TOD_NS, shared_memory: bool = True
+        self,
+        path: Path,
+        tod_ns: int = DEFAULT_TOD_NS,
+        shared_memory: bool = True,
+        window_ns: int = WINDOW_NS,
     ) -> None:
         self.path = Path(path)
         self.shared_memory = shared_memory
+        self.window_ns = window_ns
+        self._free_until = 0  # the calendar's time the guest may run to, alone (exclusive)
         self._schedule: Schedule | None = None
+        self._shared: Schedule | None = None  # the schedule, once the guest took it
         self._base = 0  # the calendar's time when the guest connected: its time 0
         self._loop: Loop | None = None
         self.tod_ns = tod_ns
@@ -174,6 +186,7 @@ class Controller:
         self._waiting = False
         self._request = NEVER
         self._run_in_flight = False
+        self._free_until = self.now + 1
         self._agent_idle = False  # the agent is booting: time runs until it is ready
         self.failure = ""
         self.loop.add_reader(sock.fileno(), self._readable)
@@ -191,6 +204,7 @@ class Controller:
         if self._schedule is not None:
             self._schedule.close()
             self._schedule = None
+        self._shared = None
         self._waiting = False
         self._run_in_flight = False
         self._holds = 0
@@ -243,6 +257,8 @@ class Controller:
         if op == protocol.START:
             self._start(seq)
             return
+        if self._shared is None and self._schedule is not None and self._schedule.time_share:
+            self._shared = self._schedule
         reply = 0
         now = self.now - self._base  # in the guest's time
         if op == protocol.REQUEST:
@@ -254,14 +270,18 @@ class Controller:
                 raise TimeProtocolError("WAIT while a RUN is in flight")
             self._waiting = True
             self._looked = False
-            if self._schedule is not None and self._schedule.time_share:
+            # The guest ran somewhere short of free_until, and says not where: take it as
+            # having used the whole window, so nothing reaches it in its past, the same way
+            # every run.
+            self.now = max(self.now, self._free_until - 1)
+            if self._shared is not None:
                 return  # unacknowledged in shared memory
         elif op == protocol.GET:
             reply = now
         elif op == protocol.GET_TOD:
             reply = self.tod_ns + now
         elif op == protocol.UPDATE:
-            # Nothing lets the guest's clock run ahead of the calendar's (no FREE_UNTIL).
+            # Without the shared schedule the guest never runs ahead (no FREE_UNTIL).
             if when != now:
                 raise TimeProtocolError(f"UPDATE to {when} ns, the calendar is at {now} ns")
         elif op != protocol.BROADCAST:
@@ -284,8 +304,8 @@ class Controller:
 
     def _guest_request(self) -> int:
         """When the guest asked to run, on the calendar (NEVER: it did not ask)."""
-        schedule = self._schedule
-        if schedule is not None and schedule.time_share:
+        schedule = self._shared
+        if schedule is not None:
             when = schedule.request()
             return NEVER if when is None else when + self._base
         return self._request
@@ -336,12 +356,20 @@ class Controller:
         self._step()
 
     def agent_idle(self, idle: bool) -> None:
-        """The agent waits for the test (True) or works on a request (False)."""
+        """The agent waits for the test (True) or works on a request (False).
+
+        The agent's reply reaches the host in a kick, which the guest waits for us to ack,
+        having just told its time (time_travel_propagate_time). Going idle there takes back
+        the rest of the guest's window: the calendar is the guest's exact time, and stands
+        still, as the test sees it, until the test's next input."""
+        shared = self._shared
+        if idle and not self._agent_idle and shared is not None and not self._waiting:
+            told = shared.current_time + self._base
+            self.now = max(self.now, told)
+            self._free_until = self.now + 1
+            shared.publish(self.now - self._base, self._free_until - self._base)
         self._agent_idle = idle
         self._step()
-
-    def _limit(self) -> int:
-        return self.now if self._agent_idle else NEVER
 
     def _step(self) -> None:
         """Give the calendar's next turn if every participant waits. An event's own changes
@@ -370,17 +398,19 @@ class Controller:
                 return
             while events and events[0].cancelled:
                 heapq.heappop(events)
-            first = events[0].when if events else NEVER
+            # An event due while the guest ran ahead is due when it waits.
+            first = max(events[0].when, self.now) if events else NEVER
             request = self._guest_request()
             when = min(first, request)
-            if when >= NEVER or when > self._limit():
+            if when >= NEVER or (self._agent_idle and when > self.now):
                 return  # the guest blocks until something happens; no CPU is used
             if when < self.now:
                 self._drop(f"the guest asked to run at {when - self._base} ns, in its past")
                 return
             self.now = when
-            if self._schedule is not None:
-                self._schedule.publish(when - self._base)
+            schedule = self._schedule
+            if schedule is not None:
+                schedule.publish(when - self._base, when + 1 - self._base)
             if first < request or (first == when and events[0].rank == 0):
                 event = heapq.heappop(events)
                 self._events_run += 1
@@ -396,9 +426,16 @@ class Controller:
                 continue  # what they sent is taken in before the guest runs
             self._waiting = False
             self._request = NEVER
+            # Only the shared schedule can say how far the guest may go alone, and only
+            # while the agent works: the test then waits for the agent, reading no time.
+            shared = self._shared is not None
+            window = self.window_ns if shared and not self._agent_idle else 1
+            self._free_until = when + window
+            if schedule is not None:
+                schedule.publish(when - self._base, self._free_until - self._base)
             self._run_seq += 1
             # In shared memory a RUN is not acknowledged: the guest's next WAIT follows it.
-            self._run_in_flight = self._schedule is None or not self._schedule.time_share
+            self._run_in_flight = not shared
             self._runs += 1
             try:
                 self._send(protocol.RUN, self._run_seq, when - self._base)

@@ -96,10 +96,10 @@ class Schedule:
         os.close(self.fd)
         self.fd = -1
 
-    def publish(self, now: int) -> None:
-        """The time is `now`; the guest may take what it asks for at `now` without asking
-        (free_until is exclusive), and nothing later: it never runs ahead of the calendar."""
-        _FREE_NOW.pack_into(self._map, 8, now + 1, now)
+    def publish(self, now: int, free_until: int) -> None:
+        """The time is `now`; the guest may take what it asks for before `free_until`
+        without asking (it moves its own clock there, and tells nobody)."""
+        _FREE_NOW.pack_into(self._map, 8, free_until, now)
 
     @property
     def time_share(self) -> bool:

@@ -272,32 +272,100 @@ def test_a_new_guest_replaces_a_dead_one_and_starts_at_zero(controller: Controll
     assert controller.now == 3_500
 
 
-def test_shared_memory_schedule(controller: Controller) -> None:
-    """The guest of um_timetravel.h's "Time travel shared memory overview": it keeps its
-    request in its client entry, WAIT and RUN are not acknowledged, and it may take
-    what it asks for before free_until without asking."""
+def shared_guest(controller: Controller) -> tuple[Guest, mmap.mmap]:
+    """A booted guest that took the shared schedule, as time_travel_setup_shm() does."""
     guest = Guest(controller.path)
     fds = guest.start()
     schedule = mmap.mmap(fds[0], 4096 + 128)
     for fd in fds:
         os.close(fd)
-    header = struct.Struct("<IIQQHH")  # version, len, free_until, current_time, running_id
-    client = struct.Struct("<IIQQ")  # capa, flags, req_time, name
-    client.pack_into(schedule, 4096, 0x1, 0, 0, 0)  # CAP_TIME_SHARE, as the guest does
-    _, _, free_until, now, running, _ = header.unpack_from(schedule)
+    CLIENT.pack_into(schedule, 4096, 0x1, 0, 0, 0)  # CAP_TIME_SHARE
+    return guest, schedule
+
+
+HEADER = struct.Struct("<IIQQHH")  # version, len, free_until, current_time, running_id
+CLIENT = struct.Struct("<IIQQ")  # capa, flags, req_time, name
+
+
+@pytest.fixture
+def windowed(tmp_path: Path, loop: EventLoop) -> Iterator[Controller]:
+    """A controller that lets the guest run 1 us past each RUN on its own."""
+    controller = Controller(tmp_path / "w.sock", window_ns=1_000)
+    on_loop(loop, lambda: controller.listen(loop))
+    yield controller
+    on_loop(loop, controller.close)
+
+
+def test_shared_memory_schedule(windowed: Controller) -> None:
+    """The guest of um_timetravel.h's "Time travel shared memory overview": it keeps its
+    request in its client entry, WAIT and RUN are not acknowledged, and it may take
+    what it asks for before free_until without asking."""
+    guest, schedule = shared_guest(windowed)
+    _, _, free_until, now, running, _ = HEADER.unpack_from(schedule)
     assert (now, running) == (0, 0)
-    assert free_until <= 1  # nothing later than now may run unasked
-    client.pack_into(schedule, 4096, 0x1, 0x1, 2_000, 0)  # REQ_RUN at 2 us
+    assert free_until <= 1  # nothing later than now may run unasked before the first RUN
+    CLIENT.pack_into(schedule, 4096, 0x1, 0x1, 2_000, 0)  # REQ_RUN at 2 us
     guest.sock.sendall(MSG.pack(WAIT, 1, 0))  # no ACK comes
     op, _, when = guest.recv()
     assert (op, when) == (RUN, 2_000)  # and the guest does not ACK it
-    _, _, free_until, now, _, _ = header.unpack_from(schedule)
+    _, _, free_until, now, _, _ = HEADER.unpack_from(schedule)
     assert now == 2_000
-    assert free_until == 2_001  # what it asks for at 2 us it takes unasked, nothing later
-    client.pack_into(schedule, 4096, 0x1, 0x1, 2_500, 0)
+    assert free_until == 3_000  # its window: what it asks for before 3 us it takes unasked
+    CLIENT.pack_into(schedule, 4096, 0x1, 0x1, 3_500, 0)
     guest.sock.sendall(MSG.pack(WAIT, 2, 0))
     op, _, when = guest.recv()
-    assert (op, when) == (RUN, 2_500)
+    assert (op, when) == (RUN, 3_500)
+    schedule.close()
+
+
+def test_what_falls_due_while_the_guest_runs_ahead_finds_it_where_it_may_be(
+    windowed: Controller, loop: EventLoop
+) -> None:
+    """After a RUN at 2 us the guest may have moved its own clock anywhere short of 3 us
+    without saying so. Something due at 2 us (a device's answer) reaches it when it waits,
+    at the latest time it can be at (3 us - 1 ns): never in its past, which would panic
+    the guest ("time goes backwards"), and the same whatever it did meanwhile."""
+    guest, schedule = shared_guest(windowed)
+    CLIENT.pack_into(schedule, 4096, 0x1, 0x1, 2_000, 0)
+    guest.sock.sendall(MSG.pack(WAIT, 1, 0))
+    assert guest.recv()[::2] == (RUN, 2_000)
+    CLIENT.pack_into(schedule, 4096, 0x1, 0, 0, 0)  # running: no request
+    seen: list[tuple[int, int]] = []
+
+    def answer() -> None:  # what the device sees, and what the guest would read
+        seen.append((windowed.guest_time, HEADER.unpack_from(schedule)[3]))
+
+    on_loop(loop, lambda: windowed.at(windowed.now, answer))
+    assert guest.nothing_for(0.2) and not seen  # the guest runs: nothing reaches it
+    CLIENT.pack_into(schedule, 4096, 0x1, 0x1, 50_000, 0)  # its next timer
+    guest.sock.sendall(MSG.pack(WAIT, 2, 0))
+    assert guest.recv()[::2] == (RUN, 50_000)
+    assert seen == [(2_999, 2_999)]
+    schedule.close()
+
+
+def test_the_agent_going_idle_takes_the_window_back_at_the_guests_told_time(
+    windowed: Controller, loop: EventLoop
+) -> None:
+    """The agent's last reply byte comes in a kick, before which the guest wrote its own
+    time (time_travel_propagate_time). From there the guest gets no window: the calendar
+    is its exact time and stands still until the agent works again."""
+    guest, schedule = shared_guest(windowed)
+    CLIENT.pack_into(schedule, 4096, 0x1, 0x1, 2_000, 0)
+    guest.sock.sendall(MSG.pack(WAIT, 1, 0))
+    assert guest.recv()[::2] == (RUN, 2_000)
+    assert HEADER.unpack_from(schedule)[2] == 3_000  # the agent works: a window
+    CLIENT.pack_into(schedule, 4096, 0x1, 0, 0, 0)
+    struct.pack_into("<Q", schedule, 16, 2_512)  # its time, told as it kicks
+    on_loop(loop, lambda: windowed.agent_idle(True))
+    _, _, free_until, now, _, _ = HEADER.unpack_from(schedule)
+    assert (windowed.guest_time, now, free_until) == (2_512, 2_512, 2_513)
+    CLIENT.pack_into(schedule, 4096, 0x1, 0x1, 2_768, 0)  # a clock read: 256 ns more
+    guest.sock.sendall(MSG.pack(WAIT, 2, 0))
+    assert guest.nothing_for(0.2) and windowed.guest_time == 2_512
+    on_loop(loop, lambda: windowed.agent_idle(False))
+    assert guest.recv()[::2] == (RUN, 2_768)
+    assert HEADER.unpack_from(schedule)[2] == 3_768
     schedule.close()
 
 
