@@ -30,6 +30,7 @@ import array
 import errno
 import logging
 import os
+import select
 import socket
 import struct
 from collections.abc import Callable
@@ -136,6 +137,7 @@ CONFIG_HEADER: Final = struct.Struct("<III")  # offset, size, flags
 
 MAX_FDS: Final = 8  # QEMU's VHOST_MEMORY_BASELINE_NREGIONS; UML sends at most 2
 MAX_PAYLOAD: Final = 4096 + CONFIG_HEADER.size
+MESSAGE_TIMEOUT_S: Final = 5  # for the rest of a message once its first bytes came
 MAX_CONFIG: Final = 4096
 _ANCILLARY: Final = socket.CMSG_SPACE(MAX_FDS * array.array("i").itemsize)
 
@@ -197,18 +199,31 @@ class VhostUserConnection:
         self._replies_due = 0
         self._lazy_calls: list[Virtqueue] = []  # calls for spinning drivers, not yet sent
         self.closed = False
-        # Read timeout for the rest of a message once its first bytes arrived.
-        self.sock.settimeout(5.0)
+        # Non-blocking, with our own wait where a message is cut (`_wait`): a socket
+        # timeout would make every recv and send a poll first.
+        self.sock.setblocking(False)
         with device.lock:
             device.reset()
             device.attach_queues(self.queues)
 
     # Socket I/O
 
+    def _wait(self, writing: bool = False) -> None:
+        """Until the socket is readable (writable), for at most MESSAGE_TIMEOUT_S: the rest
+        of a message whose first bytes came, or room for a reply."""
+        poller = select.poll()
+        poller.register(self.sock, select.POLLOUT if writing else select.POLLIN)
+        if not poller.poll(MESSAGE_TIMEOUT_S * 1000):
+            raise TimeoutError(f"the frontend stalled for {MESSAGE_TIMEOUT_S} s mid-message")
+
     def _recv_exact(self, n: int) -> bytes:
         chunks = []
         while n:
-            chunk = self.sock.recv(n)
+            try:
+                chunk = self.sock.recv(n)
+            except BlockingIOError:
+                self._wait()
+                continue
             if not chunk:
                 raise ConnectionResetError("frontend closed the connection mid-message")
             chunks.append(chunk)
@@ -217,9 +232,14 @@ class VhostUserConnection:
 
     def read_message(self) -> tuple[int, int, bytes, list[int]] | None:
         """One message (request, flags, payload, fds), or None at end of file."""
-        data, ancdata, msg_flags, _ = self.sock.recvmsg(
-            HEADER.size, _ANCILLARY, socket.MSG_CMSG_CLOEXEC
-        )
+        while True:
+            try:
+                data, ancdata, msg_flags, _ = self.sock.recvmsg(
+                    HEADER.size, _ANCILLARY, socket.MSG_CMSG_CLOEXEC
+                )
+                break
+            except BlockingIOError:
+                self._wait()
         fds: list[int] = []
         for level, kind, cdata in ancdata:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -246,7 +266,12 @@ class VhostUserConnection:
         return request, flags, payload, fds
 
     def _send(self, request: int, payload: bytes) -> None:
-        self.sock.sendall(HEADER.pack(request, REPLY_FLAGS, len(payload)) + payload)
+        data = memoryview(HEADER.pack(request, REPLY_FLAGS, len(payload)) + payload)
+        while data:
+            try:
+                data = data[self.sock.send(data) :]
+            except BlockingIOError:
+                self._wait(writing=True)
 
     def _reply_u64(self, request: int, value: int) -> None:
         self._send(request, U64.pack(value))
