@@ -64,21 +64,26 @@ class Loop(Protocol):
     def on_loop_thread(self) -> bool: ...
 
 
-@dataclass(order=True)
 class Event:
     """Work for the loop thread at a time of the calendar; `cancel()` drops it. At one
     time, the backend's own work (rank 0) comes before the guest's turn, and the test's
     input (rank 1) after it: the test's input then finds the guest with nothing left to
     do at that instant, however late the host delivers it."""
 
-    when: int
-    rank: int
-    seq: int
-    fn: Callable[[], None] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
+    __slots__ = ("when", "rank", "fn", "cancelled")
+
+    def __init__(self, when: int, rank: int, fn: Callable[[], None]) -> None:
+        self.when = when
+        self.rank = rank
+        self.fn = fn
+        self.cancelled = False
 
     def cancel(self) -> None:
         self.cancelled = True
+
+
+# On the heap: (when, rank, seq, event), compared as tuples (seq: first come, first run).
+_Entry = tuple[int, int, int, Event]
 
 
 @dataclass
@@ -117,7 +122,7 @@ class Controller:
         self._listener: socket.socket | None = None
         self._guest: socket.socket | None = None
         self._buf = bytearray()
-        self._events: list[Event] = []
+        self._events: list[_Entry] = []
         self._seq = itertools.count()
         self._run_seq = 0
         self._waiting = False  # the guest sent WAIT and was not told to RUN since
@@ -316,8 +321,8 @@ class Controller:
         """Run `fn` on the loop thread at `when` (ns; now if earlier), once the guest waits;
         `after_guest`: after the guest's turn at that time (the test's input). Loop thread
         only (see `soon`)."""
-        event = Event(max(when, self.now), int(after_guest), next(self._seq), fn)
-        heapq.heappush(self._events, event)
+        event = Event(max(when, self.now), int(after_guest), fn)
+        heapq.heappush(self._events, (event.when, event.rank, next(self._seq), event))
         self._step()
         return event
 
@@ -396,10 +401,10 @@ class Controller:
                 continue
             if self._run_in_flight or self._holds:
                 return
-            while events and events[0].cancelled:
+            while events and events[0][3].cancelled:
                 heapq.heappop(events)
             # An event due while the guest ran ahead is due when it waits.
-            first = max(events[0].when, self.now) if events else NEVER
+            first = max(events[0][0], self.now) if events else NEVER
             request = self._guest_request()
             when = min(first, request)
             if when >= NEVER or (self._agent_idle and when > self.now):
@@ -411,8 +416,8 @@ class Controller:
             schedule = self._schedule
             if schedule is not None:
                 schedule.publish(when - self._base, when + 1 - self._base)
-            if first < request or (first == when and events[0].rank == 0):
-                event = heapq.heappop(events)
+            if first < request or (first == when and events[0][1] == 0):
+                event = heapq.heappop(events)[3]
                 self._events_run += 1
                 try:
                     event.fn()
