@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
 .PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers variants \
-	guest-lane2 hostile replay simulated-time \
+	guest-lane2 hostile replay travel \
 	x86_64 traces lint clean
 
 # The CPU of the x86_64 checks (make test runs them beside UML's): the second one where
@@ -65,17 +65,18 @@ hostile: kernel
 	$(VENV)/bin/roadtest run --roadtest-hostile tests/drivers
 
 # The driver suite against the golden traces in traces/: the drivers' register I/O
-# must be what was recorded, exactly: under simulated time a run repeats event for event,
-# whatever the host's load. `make traces` re-records them (after a passing run).
+# must be what was recorded, exactly: under simulated time (the default) a run repeats
+# event for event, whatever the host's load. `make traces` re-records them (after a
+# passing run).
 # The datasheet properties (test_*_properties.py) have no golden traces: a property's
 # examples are not a fixed register sequence (see docs/internals.md).
 replay: kernel
 	$(VENV)/bin/roadtest replay --roadtest-time=sim --golden traces
 
-# The driver suite under simulated time, with the tests of the models' datasheet timing
-# (marked roadtest_time("sim"), skipped in the other modes).
-simulated-time: kernel
-	$(VENV)/bin/roadtest run --roadtest-time=sim tests/drivers
+# The driver suite under UML's basic time-travel, the mode before simulated time (the
+# tests of the models' datasheet timing, marked roadtest_time("sim"), are skipped there).
+travel: kernel
+	$(VENV)/bin/roadtest run --roadtest-time=travel tests/drivers
 
 # The drivers, our patches, the golden traces and the confinement again, in an x86_64
 # kernel under QEMU (TCG where KVM is not usable), and a whole record inside a QEMU VM
@@ -110,7 +111,7 @@ test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target checks-um checks-x86_64
 
 checks-um: setup
-	$(MAKE) --no-print-directory -j1 lint unit drivers hostile simulated-time replay
+	$(MAKE) --no-print-directory -j1 lint unit drivers hostile travel replay
 
 checks-x86_64: kernel
 	$(MAKE) --no-print-directory -j1 x86_64 guest-lane2

@@ -207,10 +207,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--roadtest-time",
         choices=TIME_MODES,
-        default="travel",
+        default=None,
         help="the guest's clock: sim, simulated time that roadtest owns (runs repeat event "
         "for event; idle guests sleep); travel, UML's basic time-travel (skips idle time); "
-        "real, the host's clock (driver delays take their real time) (default: %(default)s)",
+        "real, the host's clock (driver delays take their real time) (default: sim on UML, "
+        "real on QEMU machines, whose clock is the host's; travel for an interactive shell)",
     )
     group.addoption(
         "--roadtest-no-time-travel",
@@ -329,12 +330,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"roadtest machine: {machine.describe()}", f"roadtest time: {time}"]
 
 
-def time_mode(config: pytest.Config) -> str:
-    """How the guest's clock runs (machine.base.TIME_MODES)."""
+def time_mode(config: pytest.Config, interactive: bool = False) -> str:
+    """How the guest's clock runs (machine.base.TIME_MODES): as asked, else sim where the
+    machine has it (UML) and real where it does not; `interactive` (a terminal in the
+    guest, whose input sim cannot time) makes the default travel."""
     if config.getoption("--roadtest-no-time-travel"):
         return "real"
-    mode: str = config.getoption("--roadtest-time")
-    return mode
+    mode: str | None = config.getoption("--roadtest-time")
+    if mode is not None:
+        return mode
+    from roadtest.machine import registry
+
+    if registry.get(config.getoption("--roadtest-machine")).name != "um":
+        return "real"
+    return "travel" if interactive else "sim"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -469,7 +478,7 @@ def _check_options(config: pytest.Config) -> None:
         machine = registry.get(config.getoption("--roadtest-machine"))
     except RoadtestError as err:
         raise pytest.UsageError(f"roadtest: --roadtest-machine: {err}") from None
-    if time_mode(config) == "sim" and machine.name != "um":
+    if config.getoption("--roadtest-time") == "sim" and machine.name != "um":
         raise pytest.UsageError(
             f"roadtest: --roadtest-time=sim needs a UML guest (UML's time-travel=ext), "
             f"not {machine.name}: use --roadtest-time=real"
@@ -579,7 +588,8 @@ def open_session(
     from roadtest.machine import registry
     from roadtest.testing.session import RoadtestSession, default_workdir
 
-    if terminal is not None and time_mode(config) == "sim":
+    interactive = terminal is not None
+    if interactive and time_mode(config, interactive) == "sim":
         # A terminal is a UML line, whose input reaches the guest at no time of the
         # calendar: a guest frozen between agent requests would never read it.
         raise RoadtestError(
@@ -617,7 +627,7 @@ def open_session(
         groups=groups,
         machine=machine,
         cpu=cpu,
-        time=time_mode(config),
+        time=time_mode(config, interactive),
         boot_timeout=config.getoption("--roadtest-boot-timeout"),
         hooks=_device_hooks(config, kernel.release),
         module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],

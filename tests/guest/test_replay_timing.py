@@ -4,7 +4,7 @@ so; under simulated time it does not.
 Under a CPU hog on the guest's CPU, `roadtest replay --golden traces/vcnl4040`
 diverged in 10 of 10 runs under basic time-travel (0 of 10 without the hog):
 runtime-PM autosuspend and kernel timers fire at other points of the driver's
-I/O when the host answers slowly. Under `--roadtest-time=sim` the guest's clock
+I/O when the host answers slowly. Under simulated time (the default) the guest's clock
 moves only when roadtest's calendar says so, and the replay, exact, passes.
 """
 
@@ -38,9 +38,10 @@ def test_divergence_under_basic_time_travel_says_host_load_matters(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     golden = pytester.path / "golden"
-    run(pytester, READS, f"--roadtest-record={golden}").assert_outcomes(passed=1)
+    travel = "--roadtest-time=travel"
+    run(pytester, READS, travel, f"--roadtest-record={golden}").assert_outcomes(passed=1)
     monkeypatch.setenv("ROADTEST_TEST_EXTRA_READ", "1")
-    result = run(pytester, READS, f"--roadtest-replay={golden}")
+    result = run(pytester, READS, travel, f"--roadtest-replay={golden}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [

@@ -120,3 +120,25 @@ def test_coverage_and_sanitizers_are_two_kernels(tmp_path: Path) -> None:
         pytest_run(tmp_path, f"--roadtest-coverage={tmp_path / 'cov'}", "--roadtest-sanitizers")
     )
     assert "--roadtest-coverage and --roadtest-sanitizers each run a kernel of their own" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "mode"),
+    [
+        ((), "sim"),  # UML: simulated time unless asked otherwise
+        (("--roadtest-machine=x86_64",), "real"),  # QEMU's clock is the host's
+        (("--roadtest-time=travel",), "travel"),
+        (("--roadtest-no-time-travel",), "real"),
+    ],
+)
+def test_the_report_says_how_the_guests_clock_runs(
+    tmp_path: Path, args: tuple[str, ...], mode: str
+) -> None:
+    result = pytest_run(tmp_path, "--collect-only", *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"roadtest time: {mode}\n" in result.stdout
+
+
+def test_simulated_time_needs_uml(tmp_path: Path) -> None:
+    line = one_line(pytest_run(tmp_path, "--roadtest-time=sim", "--roadtest-machine=x86_64"))
+    assert "--roadtest-time=sim needs a UML guest" in line
