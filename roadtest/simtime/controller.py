@@ -17,8 +17,10 @@ a model's alarm. Time moves only when every participant waits:
 The guest sees the calendar from its boot: its time is the calendar's less the
 calendar's time when it connected (`_base`), so every guest starts at 0 and a run
 repeats whatever ran before it. With the shared-memory schedule (the default), a
-wait and a run are one message each way, and the guest takes what it asked for at
-the current instant without asking at all.
+wait and a run are one message each way, and while the agent works the guest runs
+a short window past each RUN without asking (`WINDOW_NS`); each WAIT counts as the
+whole window. Devices whose queues do not kick look at their rings each time the
+guest waits (`when_guest_waits`), before the calendar moves.
 
 All of it runs on the backend's event loop thread (its in-band notifications are
 then ordered with the guest's requests without locks); other threads use `call_soon`.
@@ -70,11 +72,9 @@ class Event:
     input (rank 1) after it: the test's input then finds the guest with nothing left to
     do at that instant, however late the host delivers it."""
 
-    __slots__ = ("when", "rank", "fn", "cancelled")
+    __slots__ = ("fn", "cancelled")
 
-    def __init__(self, when: int, rank: int, fn: Callable[[], None]) -> None:
-        self.when = when
-        self.rank = rank
+    def __init__(self, fn: Callable[[], None]) -> None:
         self.fn = fn
         self.cancelled = False
 
@@ -321,8 +321,10 @@ class Controller:
         """Run `fn` on the loop thread at `when` (ns; now if earlier), once the guest waits;
         `after_guest`: after the guest's turn at that time (the test's input). Loop thread
         only (see `soon`)."""
-        event = Event(max(when, self.now), int(after_guest), fn)
-        heapq.heappush(self._events, (event.when, event.rank, next(self._seq), event))
+        event = Event(fn)
+        heapq.heappush(
+            self._events, (max(when, self.now), int(after_guest), next(self._seq), event)
+        )
         self._step()
         return event
 
