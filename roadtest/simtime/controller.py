@@ -32,6 +32,7 @@ import heapq
 import itertools
 import logging
 import socket
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -133,6 +134,7 @@ class Controller:
         self._stepping = False
         self._riders: list[Callable[[], None]] = []
         self._wait_hooks: list[Callable[[], None]] = []
+        self._ran_at: float | None = None  # host time of the RUN the guest has not waited since
         self._looked = True  # the wait hooks ran since the guest's last WAIT
 
     # The guest's link
@@ -173,6 +175,13 @@ class Controller:
         return self.now - self._base
 
     @property
+    def running_for(self) -> float:
+        """Host seconds the guest has run since its last RUN without waiting (0 while it
+        waits). Its clock stands still meanwhile: long, it is stuck in a loop that neither
+        sleeps nor reads the clock, and nothing under simulated time can preempt it."""
+        return 0.0 if self._ran_at is None else time.monotonic() - self._ran_at
+
+    @property
     def connected(self) -> bool:
         return self._guest is not None
 
@@ -210,6 +219,7 @@ class Controller:
             self._schedule.close()
             self._schedule = None
         self._shared = None
+        self._ran_at = None
         self._waiting = False
         self._run_in_flight = False
         self._holds = 0
@@ -274,6 +284,7 @@ class Controller:
             if self._run_in_flight:
                 raise TimeProtocolError("WAIT while a RUN is in flight")
             self._waiting = True
+            self._ran_at = None
             self._looked = False
             # The guest ran somewhere short of free_until, and says not where: take it as
             # having used the whole window, so nothing reaches it in its past, the same way
@@ -444,6 +455,7 @@ class Controller:
             # In shared memory a RUN is not acknowledged: the guest's next WAIT follows it.
             self._run_in_flight = not shared
             self._runs += 1
+            self._ran_at = time.monotonic()
             try:
                 self._send(protocol.RUN, self._run_seq, when - self._base)
             except OSError as err:

@@ -159,7 +159,9 @@ class TestLog:
         # on its own stopped early itself, so its exception stays the headline.
         self.replay_problems += problems
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
-            death = verdicts.guest_death(self.guest, self.console_mark, exc)
+            controller = self.session.backend.controller
+            running = controller.running_for if controller is not None else 0.0
+            death = verdicts.guest_death(self.guest, self.console_mark, exc, running)
             if death is not None:
                 return verdicts.GuestDied(death)
         return None

@@ -111,10 +111,21 @@ def is_guest_death(exc: BaseException) -> bool:
     return isinstance(exc, (ProtocolError, ConnectionError, EOFError))
 
 
-def guest_death(guest: Machine, since: int, exc: BaseException | None = None) -> str | None:
-    """How the guest died (a headline, then its last console lines); None if it lives."""
+def guest_death(
+    guest: Machine, since: int, exc: BaseException | None = None, running_for: float = 0.0
+) -> str | None:
+    """How the guest died (a headline, then its last console lines); None if it lives.
+    `running_for`: how long the guest had run without waiting under simulated time
+    (`Controller.running_for`), which tells a busy loop from a guest that waits."""
     if isinstance(exc, AgentTimeout):
         headline = f"the guest hung: {exc}"
+        if running_for >= 1.0:
+            headline += (
+                f"; its clock stood still: it ran {running_for:.0f} s without waiting, in a "
+                "loop that neither sleeps nor reads the clock, which nothing preempts under "
+                "simulated time (a process's busy loop does this: --roadtest-time=travel "
+                "runs one)"
+            )
     elif guest.alive:
         return None
     else:

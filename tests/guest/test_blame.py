@@ -70,6 +70,27 @@ def test_nothing_left(guest):
     )
 
 
+def test_a_busy_loop_under_simulated_time_hangs_the_guest_and_the_headline_says_why(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+def test_starts_a_busy_loop(guest):
+    guest.agent.run(["sh", "-c", "while :; do :; done >/dev/null 2>&1 &"], timeout=3)
+"""
+        + AFTER_A_LOST_GUEST,
+        "--roadtest-time=sim",
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED *::test_starts_a_busy_loop - *GuestDied: the guest hung: guest agent did "
+            "not answer within 3 s; its clock stood still: it ran * s without waiting*"
+        ]
+    )
+
+
 def test_guest_panic_headline_names_the_panic(pytester: pytest.Pytester) -> None:
     result = run(
         pytester,

@@ -14,6 +14,7 @@ import os
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -383,3 +384,18 @@ def test_a_rider_goes_with_the_guests_next_turn_and_wakes_nobody(
     guest.sock.sendall(MSG.pack(ACK, seq, 0))
     guest.request(WAIT)
     assert guest.nothing_for(0.2) and ridden == [10_000]
+
+
+def test_how_long_the_guest_has_run_without_waiting(controller: Controller) -> None:
+    """What tells a guest stuck in a busy loop (its clock stands still) from one that waits."""
+    guest = booted(controller)
+    assert controller.running_for == 0.0  # booting: no RUN yet
+    guest.request(REQUEST, 1_000)
+    guest.request(WAIT)
+    op, seq, _ = guest.recv()
+    assert op == RUN
+    guest.sock.sendall(MSG.pack(ACK, seq, 0))
+    time.sleep(0.3)
+    assert controller.running_for >= 0.3
+    guest.request(WAIT)
+    assert controller.running_for == 0.0
