@@ -97,12 +97,15 @@ def loop() -> Iterator[EventLoop]:
     loop.close()
 
 
-@pytest.fixture
-def controller(tmp_path: Path, loop: EventLoop) -> Iterator[Controller]:
-    controller = Controller(tmp_path / "time.sock", tod_ns=1_000_000_000)
+def listening(loop: EventLoop, controller: Controller) -> Iterator[Controller]:
     on_loop(loop, lambda: controller.listen(loop))
     yield controller
     on_loop(loop, controller.close)
+
+
+@pytest.fixture
+def controller(tmp_path: Path, loop: EventLoop) -> Iterator[Controller]:
+    yield from listening(loop, Controller(tmp_path / "time.sock", tod_ns=1_000_000_000))
 
 
 def on_loop(loop: EventLoop, fn: Callable[[], object]) -> None:
@@ -291,10 +294,7 @@ CLIENT = struct.Struct("<IIQQ")  # capa, flags, req_time, name
 @pytest.fixture
 def windowed(tmp_path: Path, loop: EventLoop) -> Iterator[Controller]:
     """A controller that lets the guest run 1 us past each RUN on its own."""
-    controller = Controller(tmp_path / "w.sock", window_ns=1_000)
-    on_loop(loop, lambda: controller.listen(loop))
-    yield controller
-    on_loop(loop, controller.close)
+    yield from listening(loop, Controller(tmp_path / "w.sock", window_ns=1_000))
 
 
 def test_shared_memory_schedule(windowed: Controller) -> None:
