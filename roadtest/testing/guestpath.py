@@ -113,7 +113,7 @@ class Watch:
     def wait(self, timeout: float = 10.0) -> str:
         """Wait until the driver notifies the attribute (POLLPRI|POLLERR) and return its new
         value, read from the start again (which re-arms it for the next `wait()`). Raises
-        `NotNotified` after `timeout` host seconds (guest time jumps under time-travel)."""
+        `NotNotified` after `timeout` host seconds (guest time is not host time)."""
         try:
             wait_events(self.path.agent, self.fd, POLL_NOTIFIED, timeout, "notification")
         except TimeoutError:

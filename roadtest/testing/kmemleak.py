@@ -3,7 +3,7 @@
 kmemleak (Documentation/dev-tools/kmemleak.rst) reports an object only when:
 - it was allocated at least 5 s of guest time before the scan began (MSECS_MIN_AGE and
   unreferenced_object() in mm/kmemleak.c): a scan first lets that much guest time
-  pass, which costs no host time under time-travel (the guest skips idle time);
+  pass, which costs no host time under simulated time or time-travel;
 - its contents did not change since the previous scan (update_checksum(): a new object's
   checksum starts at 0, so the first scan that sees it only records it): two scans.
 Reported objects stay listed in /sys/kernel/debug/kmemleak until `clear`, which marks them

@@ -340,7 +340,7 @@ class RoadtestSession:
     # Guest time and the kernel's log, for tests
     def sleep(self, seconds: float) -> None:
         """Let `seconds` of guest time pass (for drivers that refuse reads for a while after
-        probe). Under time-travel the guest skips the wait: it costs no host time."""
+        probe). Under simulated time or time-travel it costs no host time."""
         self.agent.run(["/bin/sleep", f"{seconds:g}"], timeout=30.0 + seconds)
 
     def kernel_log(self) -> list[str]:
