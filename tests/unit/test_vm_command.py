@@ -48,3 +48,10 @@ def test_report_files_may_be_written_where_they_go(tmp_path: Path) -> None:
 def test_other_kernels_are_refused_in_one_line(option: str) -> None:
     with pytest.raises(RoadtestError, match=f"--vm qemu runs the main UML kernel: {option}"):
         check_supported(["tests/drivers", option])
+
+
+@pytest.mark.parametrize("given", [["--roadtest-time=travel"], ["--roadtest-time", "travel"]])
+def test_basic_time_travel_is_refused_in_one_line(given: list[str]) -> None:
+    with pytest.raises(RoadtestError, match="basic time-travel panics in the VM"):
+        check_supported(["tests/drivers", *given])
+    check_supported(["tests/drivers", "--roadtest-time=real"])  # real time is fine
