@@ -426,10 +426,17 @@ class Controller:
                 self._drop(f"the guest asked to run at {when - self._base} ns, in its past")
                 return
             self.now = when
+            event_due = first < request or (first == when and events[0][1] == 0)
+            runs = not event_due and not self._riders
+            # A RUN lets the guest run on alone up to free_until: its window with the shared
+            # schedule (the only one that can say how far) while the agent works (the test
+            # then waits for the agent, reading no time); nothing past now otherwise.
+            shared = self._shared is not None
+            window = self.window_ns if runs and shared and not self._agent_idle else 1
             schedule = self._schedule
             if schedule is not None:
-                schedule.publish(when - self._base, when + 1 - self._base)
-            if first < request or (first == when and events[0][1] == 0):
+                schedule.publish(when - self._base, when + window - self._base)
+            if event_due:
                 event = heapq.heappop(events)[3]
                 self._events_run += 1
                 try:
@@ -444,13 +451,7 @@ class Controller:
                 continue  # what they sent is taken in before the guest runs
             self._waiting = False
             self._request = NEVER
-            # Only the shared schedule can say how far the guest may go alone, and only
-            # while the agent works: the test then waits for the agent, reading no time.
-            shared = self._shared is not None
-            window = self.window_ns if shared and not self._agent_idle else 1
             self._free_until = when + window
-            if schedule is not None:
-                schedule.publish(when - self._base, self._free_until - self._base)
             self._run_seq += 1
             # In shared memory a RUN is not acknowledged: the guest's next WAIT follows it.
             self._run_in_flight = not shared
