@@ -327,24 +327,23 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     from roadtest.machine import registry
 
     machine = registry.get(config.getoption("--roadtest-machine"))
-    # Only UML's clock can travel or be simulated: QEMU's is the host's.
-    time = time_mode(config) if machine.name == "um" else "real"
-    return [f"roadtest machine: {machine.describe()}", f"roadtest time: {time}"]
+    return [f"roadtest machine: {machine.describe()}", f"roadtest time: {time_mode(config)}"]
 
 
 def time_mode(config: pytest.Config, interactive: bool = False) -> str:
-    """How the guest's clock runs (machine.base.TIME_MODES): as asked, else sim where the
-    machine has it (UML) and real where it does not; `interactive` (a terminal in the
-    guest, whose input sim cannot time) makes the default travel."""
+    """How the guest's clock runs (machine.base.TIME_MODES): real on a machine other than
+    UML (QEMU's clock is the host's: only UML's can travel or be simulated), else as
+    asked, else sim; `interactive` (a terminal in the guest, whose input sim cannot
+    time) makes the default travel."""
+    from roadtest.machine import registry
+
+    if registry.get(config.getoption("--roadtest-machine")).name != "um":
+        return "real"
     if config.getoption("--roadtest-no-time-travel"):
         return "real"
     mode: str | None = config.getoption("--roadtest-time")
     if mode is not None:
         return mode
-    from roadtest.machine import registry
-
-    if registry.get(config.getoption("--roadtest-machine")).name != "um":
-        return "real"
     return "travel" if interactive else "sim"
 
 

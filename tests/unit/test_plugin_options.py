@@ -142,3 +142,11 @@ def test_the_report_says_how_the_guests_clock_runs(
 def test_simulated_time_needs_uml(tmp_path: Path) -> None:
     line = one_line(pytest_run(tmp_path, "--roadtest-time=sim", "--roadtest-machine=x86_64"))
     assert "--roadtest-time=sim needs a UML guest" in line
+
+
+def test_a_qemu_machines_clock_is_real_whatever_mode_is_asked(tmp_path: Path) -> None:
+    result = pytest_run(
+        tmp_path, "--collect-only", "--roadtest-machine=x86_64", "--roadtest-time=travel"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "roadtest time: real\n" in result.stdout
