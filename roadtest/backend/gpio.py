@@ -154,10 +154,6 @@ class GpioLine:
         with self.device.lock:
             self._listeners.remove(listener)
 
-    def clear_listeners(self) -> None:
-        with self.device.lock:
-            self._listeners.clear()
-
     def observe(self, op: str, value: int, status: int) -> None:
         for observer in list(self.observers):
             try:

@@ -161,7 +161,6 @@ class DeviceServer:
         self.controller = controller
         self.listener: socket.socket | None = None
         self.connection: VhostUserConnection | None = None
-        self.connected = threading.Event()
 
     def listen(self) -> None:
         if len(os.fsencode(self.path)) > MAX_SOCKET_PATH:
@@ -193,7 +192,6 @@ class DeviceServer:
         conn = VhostUserConnection(sock, self.device, self.loop, self.device.name, self.controller)
         self.connection = conn
         self.loop.add_reader(sock.fileno(), lambda: self._readable(conn))
-        self.connected.set()
 
     def _readable(self, conn: VhostUserConnection) -> None:
         if conn is not self.connection:
@@ -206,7 +204,6 @@ class DeviceServer:
         if conn is None:
             return
         self.connection = None
-        self.connected.clear()
         self.loop.remove_reader(conn.sock.fileno())
         conn.close()
 
@@ -292,12 +289,6 @@ class Backend:
         if self.on_error is not None:
             self.on_error(error)
 
-    def take_errors(self) -> list[BackendError]:
-        """The errors recorded so far, and forget them."""
-        with self._errors_lock:
-            errors, self.errors[:] = list(self.errors), []
-        return errors
-
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -356,10 +347,6 @@ class Backend:
         self._thread = None
         self._loop = None
         self._servers = {}
-
-    def wait_connected(self, device: str, timeout: float = 5.0) -> bool:
-        """Wait until a frontend is connected to the device named `device` ("i2c", ...)."""
-        return self._servers[device].connected.wait(timeout)
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         """Run `callback` on the backend thread."""

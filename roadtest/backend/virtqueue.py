@@ -248,10 +248,6 @@ class Virtqueue:
 
     # Ring operations
 
-    def _full_fence(self) -> None:
-        with self._fence:
-            pass
-
     def avail_moved(self) -> bool:
         """Whether the driver made chains available since the last call (for a queue that
         does not kick: a look at the ring that finds what it found before costs nothing)."""
