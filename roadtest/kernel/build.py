@@ -83,23 +83,30 @@ class _Inputs:
     key: str
     target: Target
     make_vars: tuple[str, ...]
+    # The fragments that make it a variant: those the main kernel of its target lacks
+    # (the sanitizer fragment; none for the main and coverage kernels), by file name.
+    own_fragments: tuple[str, ...]
+    main_fragments: tuple[str, ...]  # the names of the target's main kernel's fragments
 
 
 def _inputs(repo_root: Path, variant: Variant | None, target: Target) -> _Inputs:
     identity = source_identity()
     patches = read_series(repo_root)
     make_vars: tuple[str, ...] = ()
+    main = config_fragments(repo_root, target)
     if variant is None:
-        fragments = config_fragments(repo_root, target)
+        fragments = main
     else:
         fragments = [f if f.is_absolute() else repo_root / f for f in variant.fragments]
         make_vars = variant.make_vars
+    own = tuple(sorted({f.name for f in fragments if f not in main}))
+    main_names = tuple(f.name for f in main)
     for fragment in fragments:
         if not fragment.is_file():
             raise RoadtestError(f"config fragment {fragment} not found")
     src_key = cache.source_key(identity, patches)
     key = cache.build_key(src_key, fragments, target.key_data(), make_vars)
-    return _Inputs(identity, patches, fragments, src_key, key, target, make_vars)
+    return _Inputs(identity, patches, fragments, src_key, key, target, make_vars, own, main_names)
 
 
 def _from_stamp(entry: Entry, key: str | None, target: Target) -> Kernel | None:
@@ -204,10 +211,9 @@ def ensure_kernel(
 
 
 def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runner) -> Entry | None:
-    """Start from the newest complete build of the same source, one built with the same
-    kbuild variables if there is one (every object depends on them: a coverage variant
-    seeded from a main build recompiles all modules): kbuild then rebuilds only what the
-    config change touches. Copied, not moved: other processes may be using that build."""
+    """Start from the closest complete build of the same source and target: kbuild then
+    rebuilds only what the config change touches. Copied, not moved: other processes may
+    be using that build."""
     candidates = [
         e
         for e in layout.entries()
@@ -218,16 +224,7 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
     ]
     if not candidates:
         return None
-    same_vars = list(inputs.make_vars)
-    names = set(_fragment_names(inputs))
-
-    def closeness(e: Entry) -> tuple[bool, int, float]:
-        # A sanitizer variant and the main kernel share their make_vars but few objects
-        # (KASAN changes every compile): the fragments tell the variants apart.
-        differ = len(names.symmetric_difference(e.fragments()))
-        return (e.make_vars() == same_vars, -differ, e.stamp.stat().st_mtime)
-
-    previous = max(candidates, key=closeness)
+    previous = max(candidates, key=lambda e: closeness(e, inputs))
     tmp = entry.path / "build.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     result = runner.run(
@@ -238,6 +235,28 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
         return None  # not fatal: build from scratch
     tmp.rename(entry.build_dir)  # the copy is complete or absent, never partial
     return previous
+
+
+def closeness(e: Entry, inputs: _Inputs) -> tuple[bool, bool, int, float]:
+    """How good a seed `e` is for `inputs` (larger is better), in order:
+
+    - the same variant: the same kbuild variables and the same fragments of its own (the
+      sanitizer fragment's KASAN, like the coverage variant's CFLAGS_MODULE, changes every
+      object: a sanitizer kernel seeded from the main build recompiles all of it, however
+      few test fragments tell the two apart);
+    - the same kbuild variables;
+    - fewer fragments that differ (by name: a new driver's fragment, or one removed);
+    - the most recently used.
+    """
+    same_vars = e.make_vars() == list(inputs.make_vars)
+    own = e.own_fragments(inputs.main_fragments)
+    same_variant = same_vars and own == list(inputs.own_fragments)
+    differ = len(set(_fragment_names(inputs)).symmetric_difference(e.fragments()))
+    try:
+        used = e.stamp.stat().st_mtime
+    except OSError:
+        used = 0.0
+    return (same_variant, same_vars, -differ, used)
 
 
 def _fragment_names(inputs: _Inputs) -> list[str]:
@@ -269,6 +288,7 @@ def _build(
                     "source_key": inputs.source_key,
                     "make_vars": list(inputs.make_vars),
                     "fragments": _fragment_names(inputs),
+                    "own_fragments": list(inputs.own_fragments),
                     "target": inputs.target.name,
                 }
             )

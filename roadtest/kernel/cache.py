@@ -122,6 +122,16 @@ class Entry:
         value = self._info("fragments")
         return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else []
 
+    def own_fragments(self, main: Sequence[str] = ()) -> list[str]:
+        """The names of the fragments that made it a variant, sorted (entry.json's
+        own_fragments). For an entry from before they were recorded: its fragments that
+        `main` (the names of today's main kernel's fragments) lacks, which is right unless
+        a fragment has been removed since."""
+        value = self._info("own_fragments")
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return sorted(value)
+        return sorted(set(self.fragments()) - set(main))
+
     def target(self) -> str:
         """The target it was built for (roadtest.arch; entries from before targets: um)."""
         value = self._info("target")

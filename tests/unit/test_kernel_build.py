@@ -24,6 +24,7 @@ from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel
 from roadtest.kernel.build import _StderrProgress
+from roadtest.kernel.config import config_fragments
 
 FAKE_MAKE = r"""#!{python}
 import os, sys, time
@@ -331,6 +332,58 @@ def test_a_variant_starts_from_a_build_of_its_own_fragments(fake: Fake) -> None:
     started = [m for m in fake.messages if "starting from the build in" in m]
     assert started and str(first.build_dir.parent) in started[0], fake.messages
     assert str(main.build_dir.parent) not in started[0]
+
+
+def _seeded_from(fake: Fake) -> str:
+    started = [m for m in fake.messages if "starting from the build in" in m]
+    assert len(started) == 1, fake.messages
+    return started[0]
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "older-entry"])
+def test_a_variant_starts_from_its_own_build_after_fragments_are_added(
+    fake: Fake, recorded: bool
+) -> None:
+    # The sanitizer kernel is the main kernel's fragments and its own: after a user adds
+    # fragments for a new driver, the main build is closer by fragment names (it has just
+    # been rebuilt with them), but the sanitizer build shares the objects (KASAN).
+    sanitize = fake.write("kernel-patches/sanitizers.config", "CONFIG_SANITIZE=y\n")
+
+    def sanitizer_kernel() -> Kernel:
+        variant = Variant((*config_fragments(fake.repo), sanitize))
+        return ensure_kernel(
+            fake.repo, variant=variant, cache_dir=fake.cache, progress=fake.messages.append
+        )
+
+    fake.ensure()
+    first = sanitizer_kernel()
+    if not recorded:  # entry.json as written before the variant's own fragments were
+        info = first.build_dir.parent / "entry.json"
+        data = json.loads(info.read_text())
+        del data["own_fragments"]
+        info.write_text(json.dumps(data))
+    fake.write("tests/drivers/new/new.config", "CONFIG_NEW=m\n")
+    fake.write("tests/drivers/new/other.config", "CONFIG_OTHER=m\n")
+    fake.messages.clear()
+    main = fake.ensure()
+    assert str(main.build_dir.parent) not in _seeded_from(fake)
+    fake.messages.clear()
+    again = sanitizer_kernel()
+    assert "CONFIG_NEW=m" in again.config.read_text()
+    assert str(first.build_dir.parent) in _seeded_from(fake)
+
+
+def test_the_closest_build_of_the_same_variant_is_the_seed(fake: Fake) -> None:
+    # Among builds of the same variant: the fewest differing fragments, then the newest.
+    fake.write("tests/drivers/b/b.config", "CONFIG_B=m\n")
+    with_b = fake.ensure()
+    fake.write("tests/drivers/c/c.config", "CONFIG_C=m\n")
+    fake.ensure()
+    (fake.repo / "tests/drivers/c/c.config").unlink()
+    fake.write("tests/drivers/b/b.config", "CONFIG_B=y\n")  # as with_b, but for one value
+    fake.messages.clear()
+    fake.ensure()
+    assert str(with_b.build_dir.parent) in _seeded_from(fake)
 
 
 def test_another_architecture_never_starts_from_a_build_of_this_one(fake: Fake) -> None:
