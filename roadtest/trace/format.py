@@ -48,7 +48,13 @@ import msgpack
 
 from roadtest.errors import RoadtestError
 from roadtest.text import printable
-from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
+from roadtest.trace.gpio import MAX_LINE
+from roadtest.trace.i2c import (
+    I2C_MSG_MAX_LEN,
+    VIRTIO_I2C_FLAGS_M_RD,
+    VIRTIO_I2C_MSG_ERR,
+    VIRTIO_I2C_MSG_OK,
+)
 
 FORMAT: Final = "roadtest-trace"
 SCHEMA_VERSION: Final = 1
@@ -297,7 +303,7 @@ def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
             or type(data) is not bytes
             or type(status) is not int
             or not 0 <= flags <= 0xFFFFFFFF
-            or length < 0
+            or not 0 <= length <= I2C_MSG_MAX_LEN
             or not 0 <= status <= VIRTIO_I2C_MSG_ERR
         ):
             return False
@@ -311,6 +317,8 @@ def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
 
 def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
     got_seq = event.get("seq")
+    if "seq" not in event:
+        raise ValueError(f"{'event' if seq is None else f'event seq {seq}'}: missing 'seq'")
     where = f"event seq {got_seq}" if type(got_seq) is int else f"event after seq {seq}"
     if seq is not None and got_seq != seq:
         if type(got_seq) is not int:
@@ -318,6 +326,8 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         raise ValueError(f"{where}: seq is not consecutive (expected seq {seq})")
     _want_int(where, "seq", _get(where, event, "seq"))
     _want_int(where, "t", _get(where, event, "t"))
+    if "sim" in event:
+        _want_int(where, "sim", event["sim"])
     kind = _want_str(where, "kind", _get(where, event, "kind"))
     where = f"{where} ({printable(kind, 60)})"
     if kind == "i2c":
@@ -327,7 +337,7 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         for i, msg in enumerate(msgs):
             _validate_i2c_msg(f"{where}: msgs[{i}]", msg)
     elif kind == "gpio":
-        _want_int(where, "line", _get(where, event, "line"))
+        _want_int(where, "line", _get(where, event, "line"), high=MAX_LINE)
         _want_str(where, "name", _get(where, event, "name"))
         op = _get(where, event, "op")
         if type(op) is not str or op not in GPIO_OPS:
@@ -335,7 +345,7 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         _want_int(where, "value", _get(where, event, "value"), high=0xFFFFFFFF)
         _want_int(where, "status", _get(where, event, "status"), high=VIRTIO_I2C_MSG_ERR)
     elif kind == "irq":
-        _want_int(where, "line", _get(where, event, "line"))
+        _want_int(where, "line", _get(where, event, "line"), high=MAX_LINE)
         _want_str(where, "name", _get(where, event, "name"))
         _want_int(where, "level", _get(where, event, "level"), high=1)
     elif kind == "marker":
@@ -351,7 +361,7 @@ def _validate_i2c_msg(where: str, msg: object) -> None:
     if not isinstance(msg, dict):
         raise ValueError(f"{where}: must be a map, not {_type_name(msg)}")
     flags = _want_int(where, "flags", _get(where, msg, "flags"), high=0xFFFFFFFF)
-    length = _want_int(where, "len", _get(where, msg, "len"))
+    length = _want_int(where, "len", _get(where, msg, "len"), high=I2C_MSG_MAX_LEN)
     data = _get(where, msg, "data")
     if type(data) is not bytes:
         raise ValueError(f"{where}: 'data' must be bytes, not {_type_name(data)}")

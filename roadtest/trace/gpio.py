@@ -8,6 +8,10 @@ and `roadtest trace show` and replay reports print them by these names.
 from __future__ import annotations
 
 import enum
+from typing import Final
+
+# The highest line number: struct virtio_gpio_request's `gpio` is a __le16.
+MAX_LINE: Final = 0xFFFF
 
 
 class Direction(enum.IntEnum):

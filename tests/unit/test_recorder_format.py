@@ -381,6 +381,14 @@ def event(seq: int, **fields: Any) -> dict[str, Any]:
         (event(0, kind="spi"), "event seq 0 (spi): unknown kind"),
         (event(0, kind="irq", line=1, name="irq"), "event seq 0 (irq): missing 'level'"),
         ({"seq": 0, "kind": "marker", "what": "x", "detail": 1}, "event seq 0: missing 't'"),
+        # An event without seq, after a good one; and an I2C one (the quick check).
+        ({"t": 1, "kind": "marker", "what": "x", "detail": 1}, "event seq 1: missing 'seq'"),
+        (
+            {"t": 1, "kind": "i2c", "msgs": write_reg(1)},
+            "event seq 1: missing 'seq'",
+        ),
+        (event(0, kind="marker", what="x", detail=1, sim=-1), "'sim' is -1, not >= 0"),
+        (event(0, kind="marker", what="x", detail=1, sim=1.5), "'sim' must be an int"),
         (event(0, kind="i2c", msgs="01"), "'msgs' must be a non-empty list"),
         (
             event(0, kind="i2c", msgs=[{"flags": 2, "len": 1, "data": "x", "status": 0}]),
@@ -395,6 +403,18 @@ def event(seq: int, **fields: Any) -> dict[str, Any]:
             "'status' is 5",
         ),
         (event(0, kind="gpio", line=1, name="irq", op="unmask", value=0), "missing 'status'"),
+        # A message's length is struct i2c_msg's __u16 (include/uapi/linux/i2c.h), which
+        # is what virtio-i2c's driver sends; a read that failed has no data to check it by.
+        (
+            event(0, kind="i2c", msgs=[{"flags": 2, "len": 2**62, "data": b"", "status": 1}]),
+            "event seq 0 (i2c): msgs[0]: 'len' is 4611686018427387904, not 0..65535",
+        ),
+        (
+            event(0, kind="i2c", msgs=[{"flags": 2, "len": 0x10000, "data": b"", "status": 1}]),
+            "'len' is 65536, not 0..65535",
+        ),
+        # A virtio-gpio line number is a __le16 (struct virtio_gpio_request).
+        (event(0, kind="irq", line=0x10000, name="irq", level=1), "'line' is 65536, not 0..65535"),
         ([1, 2], "event seq 0: a msgpack list, not a map"),
     ],
 )
@@ -407,6 +427,7 @@ def test_events_outside_the_schema_are_errors_naming_the_seq(
     error = read_error(path)
     assert message in str(error)
     assert error.in_stream and "of the decompressed stream" in str(error)
+    assert "\n" not in str(error)  # one line
     assert error.seq == len(events) - 1
     # Corruption is an error when salvaging too.
     assert message in str(read_error(path, strict=False))
@@ -479,3 +500,20 @@ def test_validate_event_accepts_what_the_schema_describes() -> None:
         validate_event({"seq": seq, "t": 5, "kind": kind, **fields}, seq)
     with pytest.raises(ValueError, match="expected seq 4"):
         validate_event({"seq": 3, "t": 5, "kind": "irq", "line": 0, "name": "a", "level": 1}, 4)
+    with pytest.raises(ValueError, match="^event: missing 'seq'$"):
+        validate_event({"t": 5, "kind": "irq", "line": 0, "name": "a", "level": 1})
+
+
+def test_the_longest_messages_and_highest_line_are_accepted(tmp_path: Path) -> None:
+    # The bounds themselves: a __u16 length read in full or failed, the last __le16 line.
+    longest = [
+        {"flags": 1, "len": 0xFFFF, "data": bytes(0xFFFF), "status": 0},
+        {"flags": 2, "len": 0xFFFF, "data": bytes(0xFFFF), "status": 0},
+    ]
+    events = [
+        event(0, kind="i2c", msgs=longest),
+        event(1, kind="i2c", msgs=[{"flags": 2, "len": 0xFFFF, "data": b"", "status": 1}]),
+        event(2, kind="irq", line=0xFFFF, name="irq", level=1, sim=7),
+    ]
+    path = raw_trace(tmp_path / "t.rtrace", header().to_map(), *events)
+    assert load_trace(path)[1] == events
