@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 from roadtest.arch import Target
 from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import cache
+from roadtest.kernel import cache, verify
 from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
 from roadtest.kernel.runner import Runner, parallel_jobs
@@ -133,21 +134,49 @@ def _from_stamp(entry: Entry, key: str | None, target: Target) -> Kernel | None:
     return kernel if complete else None
 
 
-def _use_cached(entry: Entry, key: str, target: Target) -> Kernel | None:
-    """The entry's kernel, marked as in use by this process, if its build is complete."""
+def _use_cached(
+    entry: Entry,
+    key: str,
+    target: Target,
+    progress: Callable[[str], None],
+    *,
+    thorough: bool = False,
+) -> tuple[Kernel | None, verify.Found | None]:
+    """The entry's kernel, marked as in use by this process, if its build is complete and
+    whole (verify.py; `thorough`: its image's checksum too); else None, and what is damaged
+    in it if it is complete but not whole (found.damage is then set)."""
     if _from_stamp(entry, key, target) is None:
-        return None
+        return None, None
     try:
         cache.hold_in_use(entry)
     except OSError:
-        return None  # pruned since we looked
+        return None, None  # pruned since we looked
     # A pruner may have deleted the entry between the check and the lock: look again.
     kernel = _from_stamp(entry, key, target)
     if kernel is None:
         cache.release_in_use(entry)
-        return None
+        return None, None
+    recorded = cache.read_stamp_field(entry, verify.STAMP_KEY)
+    found = verify.check(
+        entry.path,
+        kernel.image,
+        entry.install_dir,
+        kernel.config,
+        recorded,
+        thorough=thorough,
+    )
+    if found.damage is not None:
+        cache.release_in_use(entry)
+        return None, found
+    if found.update is not None:
+        if not isinstance(recorded, dict):
+            progress(
+                f"kernel: {entry.path} was built by an older roadtest: its image is whole; "
+                "its checksum and sizes are now recorded"
+            )
+        cache.update_stamp(entry, verify.STAMP_KEY, found.update)
     cache.touch(entry.stamp)
-    return kernel
+    return kernel, None
 
 
 def kernel_in(directory: Path, target: Target = UM) -> Kernel:
@@ -168,11 +197,15 @@ def cached_kernel(
     variant: Variant | None = None,
     cache_dir: Path | None = None,
     target: Target = UM,
+    thorough: bool = False,
+    progress: Callable[[str], None] = _stderr,
 ) -> Kernel | None:
-    """The cached kernel for the current inputs, or None if it needs building. Never builds."""
+    """The cached kernel for the current inputs, or None if it needs building (or is
+    damaged: `thorough` checks its image's checksum too). Never builds."""
     inputs = _inputs(repo_root, variant, target)
     layout = Layout(cache_dir or cache.default_cache_dir())
-    return _use_cached(layout.entry(inputs.key), inputs.key, target)
+    entry = layout.entry(inputs.key)
+    return _use_cached(entry, inputs.key, target, progress, thorough=thorough)[0]
 
 
 def ensure_kernel(
@@ -182,22 +215,37 @@ def ensure_kernel(
     cache_dir: Path | None = None,
     progress: Callable[[str], None] = _stderr,
     target: Target = UM,
+    thorough: bool = False,
+    force: bool = False,
 ) -> Kernel:
     """The `target` kernel for the current sources, patches and config fragments (or
-    `variant`'s), built if needed."""
+    `variant`'s), built if needed, or if the cached build is damaged (`thorough`: its
+    image's checksum is checked too). `force`: built again from an empty build directory."""
     inputs = _inputs(repo_root, variant, target)
     layout = Layout(cache_dir or cache.default_cache_dir())
     entry = layout.entry(inputs.key)
-    kernel = _use_cached(entry, inputs.key, target)
-    if kernel is not None:
-        return kernel
+    if not force:
+        kernel, _ = _use_cached(entry, inputs.key, target, progress, thorough=thorough)
+        if kernel is not None:
+            return kernel
     try:
         with cache.build_lock(layout, progress):
             # Another process may have built it while we waited for the lock.
-            kernel = _use_cached(entry, inputs.key, target)
+            kernel, damage = None, None
+            if not force:
+                kernel, damage = _use_cached(entry, inputs.key, target, progress, thorough=thorough)
             if kernel is None:
                 cache.clean_leftovers(layout)
-                kernel = _build(repo_root, inputs, layout, entry, progress)
+                if force and entry.path.is_dir():
+                    _discard(entry, None)
+                    progress(f"kernel: building {entry.path} again from scratch (--force)")
+                elif damage is not None:
+                    _discard(entry, damage)
+                    progress(
+                        f"kernel: the cached build {entry.path} is damaged ({damage.damage}): "
+                        "building it again"
+                    )
+                kernel = _build(repo_root, inputs, layout, entry, progress, seed=not force)
             for removed in cache.prune(layout, entry):
                 progress(f"kernel: removed old cache entry {removed}")
     except OSError as err:
@@ -208,6 +256,37 @@ def ensure_kernel(
             f"free some space or set {cache.CACHE_ENV} to a writable directory"
         ) from None
     return kernel
+
+
+def _discard(entry: Entry, damaged: verify.Found | None) -> None:
+    """Make `entry` unbuilt before building it again: all of its build (`damaged` None), or
+    the damaged file, which kbuild would take as up to date (its time is new): an image
+    (UML boots vmlinux; x86_64's bzImage is made from it: both go), or an installed module
+    (its build's copy goes: make links it again, modules_install copies it again).
+    Refused while another process uses the entry: its guests boot from these files."""
+    cache.release_in_use(entry)
+    fd = cache.try_exclusive(entry)
+    if fd is None:
+        what = "--force" if damaged is None else f"building it again ({damaged.damage})"
+        raise RoadtestError(
+            f"kernel: {entry.path} is in use by another roadtest process: {what} must wait "
+            "until it ends"
+        )
+    try:
+        entry.stamp.unlink(missing_ok=True)
+        if damaged is None:
+            cache.remove_tree(entry.build_dir)
+            cache.remove_tree(entry.install_dir)
+            return
+        where = Path(damaged.where or "")
+        if where.parts[:1] == (entry.build_dir.name,):
+            for name in ("vmlinux", "arch/x86/boot/bzImage"):
+                (entry.build_dir / name).unlink(missing_ok=True)
+        elif where.suffix == ".ko" and "kernel" in where.parts:
+            inside = where.parts[where.parts.index("kernel") + 1 :]
+            (entry.build_dir.joinpath(*inside)).unlink(missing_ok=True)
+    finally:
+        os.close(fd)
 
 
 def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runner) -> Entry | None:
@@ -275,6 +354,8 @@ def _build(
     layout: Layout,
     entry: Entry,
     progress: Callable[[str], None],
+    *,
+    seed: bool = True,
 ) -> Kernel:
     start = time.monotonic()
     entry.path.mkdir(parents=True, exist_ok=True)
@@ -307,7 +388,7 @@ def _build(
         runner,
         progress,
     )
-    if not entry.build_dir.is_dir():
+    if seed and not entry.build_dir.is_dir():
         previous = _seed_build_dir(layout, entry, inputs, runner)
         if previous is not None:
             progress(f"kernel: starting from the build in {previous.path} (same source)")
@@ -331,9 +412,11 @@ def _build(
         config=config,
     )
     # Last: the stamp is what makes the entry count as built.
+    records = verify.record(entry.path, kernel.image, entry.install_dir, config)
     cache.write_stamp(
         entry,
         {
+            verify.STAMP_KEY: records,
             "key": inputs.key,
             "source_key": inputs.source_key,
             "release": release,

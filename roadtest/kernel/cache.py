@@ -21,7 +21,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,8 +204,27 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def write_stamp(entry: Entry, data: dict[str, str]) -> None:
+def read_stamp_field(entry: Entry, name: str) -> object:
+    """One field of the entry's stamp, of any JSON type (None if absent or unreadable)."""
+    try:
+        data = json.loads(entry.stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get(name) if isinstance(data, dict) else None
+
+
+def write_stamp(entry: Entry, data: Mapping[str, object]) -> None:
     write_atomically(entry.stamp, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def update_stamp(entry: Entry, name: str, value: object) -> None:
+    """Set one field of an existing stamp (a read-only cache keeps it as it was)."""
+    try:
+        data = json.loads(entry.stamp.read_text())
+        if isinstance(data, dict):
+            write_stamp(entry, {**data, name: value})
+    except (OSError, ValueError):
+        pass
 
 
 def touch(path: Path) -> None:
@@ -253,7 +272,7 @@ def release_in_use(entry: Entry) -> None:
         os.close(fd)
 
 
-def _remove(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Rename first: a tree half-deleted by an interruption must never look usable."""
     trash = path.parent / f".trash-{path.name}-{os.getpid()}"
     try:
@@ -276,7 +295,7 @@ def clean_leftovers(layout: Layout) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _try_exclusive(entry: Entry) -> int | None:
+def try_exclusive(entry: Entry) -> int | None:
     """An fd holding the entry's use lock exclusively, or None if some process uses the entry."""
     try:
         fd = os.open(entry.use_lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -313,11 +332,11 @@ def prune(layout: Layout, current: Entry, keep: int = KEEP_BUILDS) -> list[Path]
     incomplete = [e for e in others if not e.stamp.is_file()]
     # An incomplete entry is an interrupted or failed build of a config no longer current.
     for entry in [*complete[max(0, keep - 1) :], *incomplete]:
-        fd = _try_exclusive(entry)
+        fd = try_exclusive(entry)
         if fd is None:
             continue
         try:
-            _remove(entry.path)
+            remove_tree(entry.path)
             removed.append(entry.path)
         finally:
             os.close(fd)
@@ -327,6 +346,6 @@ def prune(layout: Layout, current: Entry, keep: int = KEEP_BUILDS) -> list[Path]
     if layout.src_root.is_dir():
         for src in layout.src_root.iterdir():
             if not src.name.startswith(".") and src.name not in wanted:
-                _remove(src)
+                remove_tree(src)
                 removed.append(src)
     return removed

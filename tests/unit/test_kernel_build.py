@@ -22,7 +22,7 @@ import pytest
 
 from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel
+from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel, verify
 from roadtest.kernel.build import _StderrProgress
 from roadtest.kernel.config import config_fragments
 
@@ -513,3 +513,137 @@ def test_default_progress_updates_the_count_in_place_on_a_terminal(
         "\r\x1b[Kbuilding: 1 objects compiled\r\x1b[Kbuilding: 9 objects compiled\n"
         "kernel: installing modules\n"
     )
+
+
+def _damaged_lines(fake: Fake) -> list[str]:
+    return [m for m in fake.messages if "is damaged" in m]
+
+
+@pytest.mark.parametrize("size", ["empty", "half"])
+def test_a_truncated_image_is_found_on_every_use_and_built_again(fake: Fake, size: str) -> None:
+    kernel = fake.ensure()
+    whole = kernel.image.read_bytes()
+    kernel.image.write_bytes(b"" if size == "empty" else whole[: len(whole) // 2])
+    assert fake.cached() is None  # a run's check: sizes, no checksum
+    fake.messages.clear()
+    again = fake.ensure()
+    assert again == kernel and again.image.read_bytes() == whole
+    [line] = _damaged_lines(fake)
+    assert line.startswith(f"kernel: the cached build {kernel.build_dir.parent} is damaged (")
+    assert "build/vmlinux is " in line and "building it again" in line
+    assert fake.builds() == 2
+    assert fake.cached() == kernel
+
+
+def test_a_truncated_module_is_found_and_installed_again(fake: Fake) -> None:
+    kernel = fake.ensure()
+    module = kernel.modules_dir / "kernel/drivers/fake.ko"
+    module.write_bytes(b"")
+    assert fake.cached() is None
+    fake.messages.clear()
+    fake.ensure()
+    [line] = _damaged_lines(fake)
+    assert "drivers/fake.ko is 0 bytes, it was built 2 bytes" in line
+    assert module.read_text() == "ko"
+
+
+def test_the_build_command_checks_the_checksum_a_run_does_not(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.env.setenv("ROADTEST_CACHE", str(fake.cache))
+    kernel = fake.ensure()
+    whole = kernel.image.read_bytes()
+    st = kernel.image.stat()
+    kernel.image.write_bytes(whole[:-1] + b"X")  # same size, same time: only a checksum sees it
+    os.utime(kernel.image, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert fake.cached() == kernel
+    assert build_main(fake.repo) == 0
+    out = capsys.readouterr()
+    assert "build/vmlinux is not what was built: its SHA-256 differs" in out.err
+    assert out.out.startswith("kernel 6.12.0-roadtest: built in ")
+    assert kernel.image.read_bytes() == whole
+
+
+def test_a_touched_image_is_checksummed_once_and_trusted(fake: Fake) -> None:
+    kernel = fake.ensure()
+    os.utime(kernel.image, (1, 1))  # as a copy of the cache without -p leaves it
+    assert fake.cached() == kernel
+    stamp = json.loads((kernel.build_dir.parent / "stamp.json").read_text())
+    assert stamp["verify"]["image_mtime_ns"] == 1_000_000_000
+    assert fake.builds() == 1
+
+
+def _elf(size: int, headers_at: int) -> bytes:
+    """A 64-bit little-endian ELF file of `size` bytes, its section headers at `headers_at`."""
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    header[0x20:0x30] = (0).to_bytes(8, "little") + headers_at.to_bytes(8, "little")
+    header[0x3A:0x3E] = (64).to_bytes(2, "little") + (4).to_bytes(2, "little")
+    return bytes(header) + bytes(size - 64)
+
+
+def test_an_entry_from_before_the_records_has_its_image_checked_then_recorded(
+    fake: Fake,
+) -> None:
+    kernel = fake.ensure()
+    stamp_path = kernel.build_dir.parent / "stamp.json"
+    old = json.loads(stamp_path.read_text())
+    del old["verify"]
+    kernel.image.write_bytes(_elf(4096, 4096 - 256))
+    stamp_path.write_text(json.dumps(old))
+    fake.messages.clear()
+    assert cached_kernel(fake.repo, cache_dir=fake.cache, progress=fake.messages.append) == kernel
+    assert [m for m in fake.messages if "built by an older roadtest" in m]
+    assert json.loads(stamp_path.read_text())["verify"]["image_size"] == 4096
+    # Cut in half: its section headers are past its end.
+    stamp_path.write_text(json.dumps(old))
+    kernel.image.write_bytes(_elf(4096, 4096 - 256)[:2048])
+    fake.messages.clear()
+    assert fake.ensure() == kernel
+    assert "vmlinux is 2048 bytes, its section headers end at 4096" in _damaged_lines(fake)[0]
+
+
+def test_image_structure_knows_elf_and_bzimage(tmp_path: Path) -> None:
+    image = tmp_path / "image"
+    boot = bytearray(0x300)
+    boot[0x1F1] = 1  # setup sectors: the image is (1 + 1) * 512 + 16 * syssize bytes long
+    boot[0x1F4:0x1F8] = (100).to_bytes(4, "little")
+    boot[0x202:0x206] = b"HdrS"
+    whole = bytes(boot) + bytes(1024 + 1600 - len(boot))
+    for data, problem in [
+        (_elf(4096, 4096 - 256), None),
+        (_elf(4096, 4096), "section headers end at 4352"),
+        (whole, None),
+        (whole[:-1], "its header says at least 2624"),
+        (b"", "image is empty"),
+        (b"#!/bin/sh\n", "neither an ELF file nor a bzImage"),
+    ]:
+        image.write_bytes(data)
+        found = verify.image_structure(image)
+        assert found is None if problem is None else problem in (found or ""), (found, problem)
+
+
+def test_force_builds_again_from_scratch(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.env.setenv("ROADTEST_CACHE", str(fake.cache))
+    kernel = fake.ensure()
+    leftover = kernel.build_dir / "stale.o"
+    leftover.write_text("")
+    assert build_main(fake.repo, force=True) == 0
+    out = capsys.readouterr()
+    assert "again from scratch (--force)" in out.err
+    assert out.out.startswith("kernel 6.12.0-roadtest: built in ")
+    assert not leftover.exists() and fake.builds() == 2
+    assert fake.cached() == kernel
+
+
+def test_force_waits_for_the_processes_that_use_the_build(fake: Fake) -> None:
+    holder = fake.in_subprocess("hold")
+    assert holder.stdout is not None
+    holder.stdout.readline()
+    try:
+        with pytest.raises(RoadtestError, match="in use by another roadtest process") as err:
+            ensure_kernel(fake.repo, cache_dir=fake.cache, progress=print, force=True)
+        assert "\n" not in str(err.value)
+    finally:
+        holder.communicate("")
+    assert fake.cached() is not None
