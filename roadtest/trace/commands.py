@@ -6,7 +6,7 @@ import datetime
 import os
 import sys
 from collections import deque
-from itertools import zip_longest
+from itertools import chain, zip_longest
 from typing import Any
 
 from roadtest.text import count, printable
@@ -35,17 +35,38 @@ def _trace_title(path: str, header: Header) -> list[str]:
     return [printable(line) for line in lines]
 
 
+def _clock_title(first: dict[str, Any]) -> tuple[str, str]:
+    """Which of an event's times `show` prints (the key) and the title line that says so:
+    the guest's (simulated time, "sim"), else the host's ("t"), decided by the first event."""
+    if "sim" in first:
+        return "sim", (
+            "# times: the guest's (simulated time), in ms since the first event "
+            f"({first['sim'] / 1e9:.6f} s after the guest booted)"
+        )
+    return "t", (
+        "# times: the host's (this trace has no guest time: it was not recorded under "
+        "simulated time), in ms since the first event"
+    )
+
+
 def show(path: str) -> int:
-    """Print a trace, one event a line: seq, ms since the first event, the decoded event."""
+    """Print a trace, one event a line: seq, ms since the first event (guest time when the
+    trace has it, host time otherwise, as a title line says), the decoded event."""
     header, events = read_trace(path)
     decoder = Decoder(header)
     try:
         print("\n".join(_trace_title(path, header)))
-        start: int | None = None
-        for event in events:
-            start = event["t"] if start is None else start
-            ms = (event["t"] - start) / 1e6
-            print(f"{event['seq']:6d} {ms:10.3f} ms  {decoder.describe(event)}")
+        first = next(events, None)
+        if first is not None:
+            clock, title = _clock_title(first)
+            print(title)
+            start: int = first[clock]
+            for event in chain([first], events):
+                if clock in event:
+                    when = f"{(event[clock] - start) / 1e6:10.3f} ms"
+                else:  # no guest time on this one (not a trace roadtest wrote)
+                    when = f"{'-':>10}   "
+                print(f"{event['seq']:6d} {when}  {decoder.describe(event)}")
         sys.stdout.flush()
     except BrokenPipeError:  # `roadtest trace show x | head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -16,7 +16,7 @@ import msgpack
 import pytest
 from helpers import Result, Roadtest, cli_runner, deep_marker, raw_trace
 
-from roadtest.trace.format import Header, TraceWriter
+from roadtest.trace.format import Header, TraceWriter, write_trace_atomic
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
 
@@ -37,16 +37,18 @@ def msgs_read(reg: int, value: int) -> list[dict[str, Any]]:
     ]
 
 
+FIELDS: dict[str, Any] = {
+    "kernel": "6.12.57",
+    "test": "tests/drivers/regulator/test_tps6286x.py::test_enable",
+    "address": 0x48,
+    "compatible": "ti,tps62864",
+    "model": "roadtest.models.tps6286x:TPS6286x",
+    "regbytes": 1,
+}
+
+
 def make(path: Path, controls: list[int], extra: int = 0, **changes: Any) -> Path:
-    fields: dict[str, Any] = {
-        "kernel": "6.12.57",
-        "test": "tests/drivers/regulator/test_tps6286x.py::test_enable",
-        "address": 0x48,
-        "compatible": "ti,tps62864",
-        "model": "roadtest.models.tps6286x:TPS6286x",
-        "regbytes": 1,
-        **changes,
-    }
+    fields: dict[str, Any] = {**FIELDS, **changes}
     with TraceWriter(path, Header(**fields)) as writer:
         writer.event("marker", what="bind")
         for value in controls:
@@ -74,6 +76,55 @@ def test_show_prints_the_header_and_one_decoded_line_per_event(
     assert events[5].endswith("  marker unbind")
     times = [float(line.split()[1]) for line in events]
     assert times == sorted(times)
+
+
+def test_show_gives_the_guests_time_when_the_trace_has_it(
+    tmp_path: Path, roadtest: Roadtest
+) -> None:
+    """A trace recorded under simulated time: the driver's 160 ms wait is 160 ms of guest
+    time, whatever the host took for it (here: next to nothing)."""
+    guest_ns = iter([2_500_000_000, 2_500_000_000 + 480_000, 2_660_000_000 + 480_000])
+    path = tmp_path / "sim.rtrace"
+    with TraceWriter(path, Header(**FIELDS), simulated_time=lambda: next(guest_ns)) as writer:
+        writer.event("i2c", msgs=msgs_write(0x01, 0xC4))  # start a conversion
+        writer.event("marker", what="note", detail="waits")
+        writer.event("i2c", msgs=msgs_read(0x00, 0x12))  # its result, 160 ms later
+    result = roadtest("trace", "show", path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2] == (
+        "# times: the guest's (simulated time), in ms since the first event "
+        "(2.500000 s after the guest booted)"
+    )
+    times = [line.split()[1] for line in lines if not line.startswith("#")]
+    assert times == ["0.000", "0.480", "160.480"]
+
+
+def test_show_falls_back_to_the_hosts_time_and_says_so(tmp_path: Path, roadtest: Roadtest) -> None:
+    path = tmp_path / "travel.rtrace"
+    events = [
+        {"t": 7_000_000, "kind": "marker", "what": "bind", "detail": None},
+        {"t": 7_120_000, "kind": "i2c", "msgs": msgs_write(0x01, 0xC4)},
+    ]
+    write_trace_atomic(path, Header(**FIELDS), events)
+    result = roadtest("trace", "show", path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2] == (
+        "# times: the host's (this trace has no guest time: it was not recorded under "
+        "simulated time), in ms since the first event"
+    )
+    assert [line.split()[1] for line in lines[3:]] == ["0.000", "0.120"]
+
+
+def test_show_of_a_trace_without_events_has_no_clock_line(
+    tmp_path: Path, roadtest: Roadtest
+) -> None:
+    path = tmp_path / "empty.rtrace"
+    write_trace_atomic(path, Header(**FIELDS), [])
+    result = roadtest("trace", "show", path)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 2
 
 
 def test_show_of_a_cut_trace_prints_what_it_can_then_fails_in_one_line(
