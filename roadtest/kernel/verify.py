@@ -3,9 +3,9 @@ whole.
 
 At build time the stamp records (under "verify") the boot image's size, modification time and
 SHA-256, and the size of every installed module file and of the .config. Every use checks the
-sizes and the image's time: stat() calls, about a millisecond for a build's few hundred
-modules. A changed time with the same size (a copied cache) costs one checksum, about half a
-second for UML's 500 MB vmlinux, and is then written down. `roadtest build` also checks the
+sizes and the image's time: stat() calls, 0.2 ms for the main UML build's 29 files (measured
+on a 2-core Xeon). A changed time with the same size (a copied cache) costs one checksum,
+0.05 s for UML's 68 MB vmlinux, and is then written down. `roadtest build` also checks the
 checksum. A truncated image or module, the way a full disk or an interrupted copy leaves one,
 is caught by its size.
 
