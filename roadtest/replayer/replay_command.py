@@ -1,9 +1,20 @@
-"""`roadtest replay --golden DIR [selection]`: DIR's tests, with its traces in place of models."""
+"""`roadtest replay --golden DIR [selection]`: DIR's tests, with its traces in place of models.
+
+The pytest run writes what it found into a results directory under the cache
+(`<cache>/replay/run-*`), which the replay removes when it is done. A replay killed
+with SIGKILL cannot remove its own, so each one holds an flock on its directory while
+it lives, and the next replay removes those nobody holds: the kernel drops a dead
+process's locks, whatever killed it, and a pid that was reused does not fool it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
@@ -16,6 +27,66 @@ from roadtest.trace.names import shown_id, test_file
 _LINE_WIDTH = 600  # characters of one trace's line in the summary
 # A test's headline that is a replay's own failure (ReplayDivergence, DamagedTrace).
 _REPLAY_FAILURE = f"{ReplayFailure.__module__}."
+_RESULTS_PREFIX = "run-"  # a results directory's name: run-<random>, under the cache's replay/
+
+
+def _lock(path: Path, blocking: bool) -> int | None:
+    """An fd of `path` (a directory or file) holding its exclusive flock; None if another
+    process holds it and `blocking` is false."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _cannot_make(parent: Path, err: OSError) -> RoadtestError:
+    return RoadtestError(
+        f"cannot make the replay's results directory in {printable(str(parent))}: "
+        f"{err.strerror or err}"
+    )
+
+
+@contextlib.contextmanager
+def results_directory(parent: Path) -> Iterator[Path]:
+    """A new, empty directory under `parent` for one replay's results, removed at the end;
+    first removes those of replays that are gone (killed), however they ended."""
+    # Held while cleaning up and while making ours: no other replay takes our new
+    # directory for a dead one between its creation and its lock.
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        (parent / ".lock").touch()
+        guard = _lock(parent / ".lock", blocking=True)
+    except OSError as err:
+        raise _cannot_make(parent, err) from None
+    try:
+        for stale in sorted(parent.glob(f"{_RESULTS_PREFIX}*")):
+            try:
+                held = _lock(stale, blocking=False)
+            except OSError:  # gone meanwhile, or nothing we can open
+                continue
+            if held is not None:  # nobody holds it: its replay is gone
+                shutil.rmtree(stale, ignore_errors=True)
+                os.close(held)
+        try:
+            directory = Path(tempfile.mkdtemp(prefix=_RESULTS_PREFIX, dir=parent))
+        except OSError as err:
+            raise _cannot_make(parent, err) from None
+        fd = _lock(directory, blocking=True)
+    finally:
+        assert guard is not None
+        os.close(guard)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        if fd is not None:
+            os.close(fd)
 
 
 def _wanted(selection: list[str], root: Path) -> list[str]:
@@ -47,9 +118,11 @@ def replay(
     root: Path,
     run_pytest: Callable[[list[str]], int],
     pytest_options: Sequence[str] = (),
+    results_parent: Path | None = None,
 ) -> int:
     """Play the traces under `golden` (those of the tests in `selection`, else all) in a
-    pytest run that also gets `pytest_options` (any of `roadtest run`'s)."""
+    pytest run that also gets `pytest_options` (any of `roadtest run`'s). The run's results
+    go under `results_parent` (default: the cache's replay/)."""
     if not golden.is_dir():
         raise RoadtestError(f"--golden {golden}: no such directory")
     index = scan_golden(golden)
@@ -82,7 +155,11 @@ def replay(
     results = Results({}, {})
     status = 0
     if node_ids:
-        with tempfile.TemporaryDirectory(prefix="roadtest-replay-") as directory:
+        if results_parent is None:
+            from roadtest.kernel.cache import default_cache_dir
+
+            results_parent = default_cache_dir() / "replay"
+        with results_directory(results_parent) as directory:
             status = run_pytest(
                 [
                     *pytest_options,
@@ -91,7 +168,7 @@ def replay(
                     *node_ids,
                 ]
             )
-            results = read_results(Path(directory))
+            results = read_results(directory)
     failed = 0
     print(f"replay of {printable(str(golden))}:")
     for path in listed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from roadtest.models.tps6286x import REG_VOUT1, TPS6286x
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
+from roadtest.replayer.replay_command import results_directory
 from roadtest.replayer.results import add_failed_test
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
@@ -110,7 +112,8 @@ TEST_B = TEST.replace("test_a[p]", "test_b")
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ROADTEST_CACHE", str(tmp_path / "cache"))  # results under replay/
     test_file = tmp_path / "root" / TEST.split("::")[0]
     test_file.parent.mkdir(parents=True)
     test_file.write_text("def test_a(p):\n    pass\n\n\ndef test_b():\n    pass\n")
@@ -395,3 +398,70 @@ def test_replay_takes_the_options_of_roadtest_run(
     (args,) = fake.runs
     assert f"--roadtest-module={module}" in args and "-x" in args
     assert any(a.startswith("--roadtest-replay=") for a in args)
+
+
+# The results directory: under the cache, and never left behind, even by a SIGKILL.
+
+_HOLD_RESULTS = """
+import sys, time
+from pathlib import Path
+from roadtest.replayer.replay_command import results_directory
+with results_directory(Path(sys.argv[1])) as directory:
+    (directory / "results.json").write_text("{}")
+    print(directory, flush=True)
+    time.sleep(600)
+"""
+
+
+def _holding_results(parent: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A process inside results_directory(parent), and its directory."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_RESULTS, str(parent)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def test_a_sigkilled_replays_results_are_removed_by_the_next_and_a_live_ones_kept(
+    tmp_path: Path,
+) -> None:
+    parent = tmp_path / "cache" / "replay"
+    killed, killed_dir = _holding_results(parent)
+    live, live_dir = _holding_results(parent)
+    try:
+        killed.send_signal(signal.SIGKILL)  # no finally, no atexit: the directory stays
+        killed.wait()
+        assert (killed_dir / "results.json").is_file()
+        with results_directory(parent) as directory:
+            assert directory.parent == parent and list(directory.iterdir()) == []
+            assert not killed_dir.exists()
+            assert (live_dir / "results.json").is_file()  # its replay still runs
+        assert not directory.exists()
+    finally:
+        live.kill()
+        live.wait()
+    with results_directory(parent):
+        pass
+    assert sorted(p.name for p in parent.iterdir()) == [".lock"]
+
+
+def test_replay_keeps_its_results_in_the_cache_and_removes_them(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST)
+    fake = FakePytest(root)
+    assert replay_command(golden, [], root, fake) == 0
+    (args,) = fake.runs
+    (option,) = [a for a in args if a.startswith("--roadtest-replay-results=")]
+    results = Path(option.split("=", 1)[1])
+    assert results.parent == tmp_path / "cache" / "replay"  # not /tmp
+    assert not results.exists()
+    assert capsys.readouterr().out.splitlines()[-1] == "1 of 1 trace replayed without divergence"
+
+
+def test_a_results_directory_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file, not a directory")
+    with pytest.raises(RoadtestError, match="^cannot make the replay's results directory in "):
+        with results_directory(blocker / "replay"):
+            pass
