@@ -19,11 +19,11 @@ import pytest
 from hypothesis import settings
 
 from roadtest.checkout import repo_root
-from roadtest.cli import pytest_main
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir, ensure_kernel
-from roadtest.testing.examples import ExampleStats
-from roadtest.testing.plugin import EXAMPLE_STATS
+from roadtest.pytest_plugin.examples import ExampleStats
+from roadtest.pytest_plugin.main import pytest_main
+from roadtest.pytest_plugin.stash import EXAMPLE_STATS
 
 ROOT = repo_root()
 

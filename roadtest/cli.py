@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from roadtest.machine.base import MachineType
 
 SANITIZERS = "--roadtest-sanitizers"  # the plugin's option; `run --sanitizers` is short for it
-_XDIST_OPTIONS = {"--numprocesses", "--dist", "--tx", "-d", "--looponfail", "-f"}
 
 
 MACHINE = "--roadtest-machine"  # the plugin's option; `--machine` is short for it
@@ -77,22 +76,9 @@ def run_pytest(pytest_args: list[str]) -> int:
         ensure_kernel(root, variant=variant, target=target)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
+    from roadtest.pytest_plugin.main import pytest_main
+
     return pytest_main(pytest_args)
-
-
-def pytest_main(pytest_args: list[str], plugins: Sequence[object] = ()) -> int:
-    """pytest.main, without the plugins a roadtest run does not use (they cost start-up)."""
-    import pytest
-
-    # Hypothesis' pytest plugin imports all of Hypothesis up front: ~0.9 s of every run here.
-    # @given tests work without it; ROADTEST_HYPOTHESIS_PLUGIN=1 keeps it (for its options).
-    if os.environ.get("ROADTEST_HYPOTHESIS_PLUGIN") != "1":
-        pytest_args = ["-p", "no:hypothesispytest", *pytest_args]
-    # Loading xdist costs ~0.15 s; only load it when the run asks for workers.
-    wants_xdist = any(a.split("=")[0] in _XDIST_OPTIONS or a[:2] == "-n" for a in pytest_args)
-    if not wants_xdist and not os.environ.get("PYTEST_ADDOPTS"):
-        pytest_args = ["-p", "no:xdist", *pytest_args]
-    return int(pytest.main(pytest_args, plugins=list(plugins)))
 
 
 def _writable_dir(option: str, value: str) -> Path:
@@ -134,6 +120,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
+    from roadtest.pytest_plugin.main import pytest_main
     from roadtest.shell.command import shell
 
     return shell(args.shell_args, repo_root() / "tests" / "drivers", pytest_main)
@@ -141,7 +128,8 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
-    from roadtest.testing.fuzz_command import fuzz, parse_duration
+    from roadtest.pytest_plugin.fuzz_campaign import fuzz, parse_duration
+    from roadtest.pytest_plugin.main import pytest_main
 
     if args.examples is not None and args.duration is not None:
         raise RoadtestError("--examples and --duration cannot be used together")
@@ -445,7 +433,7 @@ def vm_pytest(pytest_args: list[str]) -> int:
     from roadtest.arch.x86_64 import X86_64
     from roadtest.kernel import default_cache_dir, ensure_kernel
     from roadtest.testing.session import default_workdir
-    from roadtest.testing.vm_command import run_in_vm
+    from roadtest.vm.command import run_in_vm
 
     root = repo_root()
     cache = default_cache_dir()
@@ -465,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runner: Callable[[list[str]], int] = run_pytest
         if argv[:1] in (["run"], ["record"], ["replay"]) and not {"-h", "--help"} & set(argv):
-            from roadtest.testing.vm_command import take_vm
+            from roadtest.vm.command import take_vm
 
             rest, vm = take_vm(argv[1:])
             if vm is not None:

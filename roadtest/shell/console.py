@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from roadtest import signals
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
+from roadtest.pytest_plugin import verdicts
 from roadtest.shell.terminal import ESCAPE_NAME, Terminal, bridge, hung_up, raw_mode
-from roadtest.testing import verdicts
 from roadtest.testing.devices import Device, I2CDevice
 from roadtest.testing.session import Bound, BoundDevice, RoadtestSession
 

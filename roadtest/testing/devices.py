@@ -32,6 +32,7 @@ modules whose devices still clash go into different devicetrees (a guest each).
 from __future__ import annotations
 
 import re
+import types
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,17 @@ class PlatformDevice:
 
 
 Device = I2CDevice[I2CModel] | PlatformDevice
+
+
+def declared_devices(module: types.ModuleType) -> list[Device]:
+    """The devices a test module declares at module level, in order, each knowing its origin."""
+    found: list[Device] = []
+    for name, value in vars(module).items():
+        if isinstance(value, (I2CDevice, PlatformDevice)):
+            if not value.origin:
+                value.origin = f"{module.__name__}.{name}"
+            found.append(value)
+    return found
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def _kernel_log_of_a_property_run(work: Path) -> list[str]:
     )
     (log,) = work.glob("gw0/guest-*/kernel.log")
     # The runner's end-of-example marker names a position in the host's copy of the
-    # console (roadtest/testing/examples.py): the host's count, not the guest's doing.
+    # console (roadtest/pytest_plugin/examples.py): the host's count, not the guest's doing.
     return [line for line in log.read_text().splitlines() if "roadtest: example " not in line]
 
 

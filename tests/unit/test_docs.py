@@ -55,10 +55,10 @@ class _OptionNames:
 
 
 def plugin_options() -> list[str]:
-    from roadtest.testing import plugin
+    from roadtest.pytest_plugin import options
 
     recorder = _OptionNames()
-    plugin.pytest_addoption(recorder)  # type: ignore[arg-type]
+    options.pytest_addoption(recorder)  # type: ignore[arg-type]
     return recorder.names
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.testing.examples import (
+from roadtest.pytest_plugin.examples import (
     KASANReport,
     KernelBug,
     KernelFailure,

@@ -8,7 +8,7 @@ import pytest
 from helpers import Result, Roadtest, cli_runner
 
 from roadtest.fuzz import profiles
-from roadtest.testing.fuzz_command import parse_duration
+from roadtest.pytest_plugin.fuzz_campaign import parse_duration
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_a_database_hypothesis_wrote_is_accepted(own_cache: Path) -> None:
 
 
 def test_rounds_are_sized_to_end_near_the_time() -> None:
-    from roadtest.testing.fuzz_command import (
+    from roadtest.pytest_plugin.fuzz_campaign import (
         FIRST_ROUND_EXAMPLES,
         ROUND_EXAMPLES,
         Campaign,
@@ -112,7 +112,7 @@ def test_a_round_sets_the_examples_of_a_test_decorated_before_it() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from roadtest.testing.fuzz_command import _set_examples
+    from roadtest.pytest_plugin.fuzz_campaign import _set_examples
 
     runs: list[int] = []
 

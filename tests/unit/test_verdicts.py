@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from roadtest.backend.device import BackendError
 from roadtest.models.base import ModelError
-from roadtest.testing.verdicts import ModelFault, model_outcome
+from roadtest.pytest_plugin.verdicts import ModelFault, model_outcome
 
 
 def test_a_model_error_blames_the_model() -> None:

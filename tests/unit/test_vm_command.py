@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from roadtest.errors import RoadtestError
-from roadtest.testing.vm_command import check_supported, outputs, take_vm
+from roadtest.vm.command import check_supported, outputs, take_vm
 
 
 def test_vm_is_taken_out_of_the_commands_arguments() -> None:

@@ -2,7 +2,7 @@
 
 Run by hand (`.venv/bin/python tests/unit/data/capture_tracecmd_report.py`), with the
 kernel built. It boots a guest, turns on the kernel's i2c events with trace-cmd
-(roadtest/testing/tracecmd_capture.py, as --roadtest-trace-cmd does), and makes:
+(roadtest/pytest_plugin/tracecmd_capture.py, as --roadtest-trace-cmd does), and makes:
 
 - the opt3001 driver's traffic at 0x44: probe, one lux reading (result 0x3456), remove;
 - I2C_RDWR transfers from a program in the guest: to a register model at 0x50 (a
@@ -29,10 +29,10 @@ from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
 from roadtest.models.base import ModelError, SimpleSMBusModel
 from roadtest.models.opt3001 import OPT3001
+from roadtest.pytest_plugin.tracecmd_capture import TraceCmdCapture
 from roadtest.testing.devices import I2CDevice
 from roadtest.testing.session import RoadtestSession
 from roadtest.testing.sysfs import read_float
-from roadtest.testing.tracecmd_capture import TraceCmdCapture
 
 OUT = Path(__file__).with_name("tracecmd-report.txt")
 

@@ -25,7 +25,7 @@ import pytest
 
 from roadtest.errors import RoadtestError
 from roadtest.fuzz import profiles
-from roadtest.testing.examples import ExampleStats
+from roadtest.pytest_plugin.examples import ExampleStats
 
 ROUND_EXAMPLES = 500  # of each property, at most, per round of a --duration campaign
 FIRST_ROUND_EXAMPLES = 20  # a --duration campaign's first round: it measures the pace
@@ -77,7 +77,7 @@ class _Progress:
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
-        from roadtest.testing.plugin import EXAMPLE_STATS
+        from roadtest.pytest_plugin.stash import EXAMPLE_STATS
 
         config.stash[EXAMPLE_STATS] = self.campaign.stats
         if self._on_example not in self.campaign.stats.listeners:

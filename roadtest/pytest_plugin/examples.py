@@ -29,7 +29,7 @@ from hypothesis.errors import HypothesisException, StopTest
 
 from roadtest.guest.client import AgentTimeout
 from roadtest.machine.console import TROUBLE
-from roadtest.testing import verdicts
+from roadtest.pytest_plugin import verdicts
 
 if TYPE_CHECKING:
     from roadtest.machine.base import Machine

@@ -25,7 +25,7 @@ from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
 from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import I2CModel
 from roadtest.models.regmap import RegisterMap
-from roadtest.testing.devices import I2CDevice
+from roadtest.testing.devices import I2CDevice, declared_devices
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
 
 # The children a device's drivers register, as globs under its sysfs directory.
@@ -141,8 +141,6 @@ class HostileModule(pytest.Module):
     """A test file, seen as the hostile tests of the I2C devices it declares."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        from roadtest.testing.plugin import declared_devices
-
         module = self.obj
         assert isinstance(module, types.ModuleType)
         for device in declared_devices(module):

@@ -1,0 +1,70 @@
+"""The run's set-up: the Hypothesis profile, the hostile, timeout, KTAP and coverage
+plugins the options ask for, and the backend's log."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from roadtest.fuzz import profiles
+from roadtest.kernel import default_cache_dir
+from roadtest.pytest_plugin import examples, gdb, timeouts
+from roadtest.pytest_plugin.backend_log import BACKEND_LOG
+from roadtest.pytest_plugin.ktap import KtapReport
+from roadtest.pytest_plugin.options import boot_args, check_options, ktap_path
+from roadtest.pytest_plugin.stash import BOOT_ARGS, EXAMPLE_STATS, VERDICT
+from roadtest.testing import coverage
+
+# At import, before any plugin's pytest_configure may load one (--hypothesis-profile).
+profiles.register(default_cache_dir())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The default time limit, set before pytest-timeout reads its settings (configure)."""
+    if config.pluginmanager.hasplugin("timeout"):
+        timeouts.set_default_limit(config, limits=not gdb.enabled(config))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    check_options(config)
+    config.addinivalue_line(
+        "markers",
+        "roadtest_time(mode): the test needs the guest's clock in this mode (sim: a model's "
+        "datasheet timing); in another it is skipped, and the run's summary says so",
+    )
+    from hypothesis import settings
+
+    # roadtest's quick profile unless a roadtest profile is loaded (`roadtest fuzz`) or
+    # the run names one (--hypothesis-profile): not Hypothesis's own "default", nor the
+    # "ci" it loads by itself when CI is set, which keep the health check that fails every
+    # @given test using the function-scoped `guest` fixture.
+    chosen = config.getoption("--hypothesis-profile", None)
+    if not chosen and not settings.get_current_profile_name().startswith("roadtest-"):
+        settings.load_profile(profiles.QUICK)
+    config.stash[EXAMPLE_STATS] = examples.ExampleStats()
+    if config.getoption("--roadtest-hostile"):
+        from roadtest.pytest_plugin import hostile
+
+        hostile.check_hostile_options(config)
+        config.pluginmanager.register(hostile.HostileCollection(), "roadtest-hostile")
+    config.stash[BOOT_ARGS] = boot_args(config.getoption("--roadtest-bootargs"))
+    if config.pluginmanager.hasplugin("timeout"):
+        config.pluginmanager.register(
+            timeouts.GuestTimeouts(
+                lambda item: item.stash.get(VERDICT, None), limits=not gdb.enabled(config)
+            ),
+            "roadtest-timeouts",
+        )
+    ktap = config.getoption("--roadtest-ktap")
+    if ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all reports
+        config.pluginmanager.register(KtapReport(ktap_path(ktap)), "roadtest-ktap")
+    out = config.getoption("--roadtest-coverage")
+    if out and not hasattr(config, "workerinput"):
+        coverage.start(Path(out).absolute())
+    logger = logging.getLogger("roadtest")
+    logger.addHandler(BACKEND_LOG)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)

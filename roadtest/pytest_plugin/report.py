@@ -1,0 +1,164 @@
+"""What a run reports: the header, the terminal summary, and a failing test's sections
+(kernel and backend logs, the reproducer of a Hypothesis example)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from roadtest.checkout import repo_root
+from roadtest.errors import RoadtestError
+from roadtest.fuzz import profiles
+from roadtest.kernel import default_cache_dir
+from roadtest.pytest_plugin import examples
+from roadtest.pytest_plugin.options import time_mode
+from roadtest.pytest_plugin.stash import CALL_FAILED, RUNNER, UNSUPPORTED, VERDICT
+from roadtest.testing import coverage
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from roadtest.machine import registry
+
+    machine = registry.get(config.getoption("--roadtest-machine"))
+    return [f"roadtest machine: {machine.describe()}", f"roadtest time: {time_mode(config)}"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """The tests this machine could not run; the coverage summary, once every guest has
+    ended (xdist: on the controller)."""
+    unsupported = config.stash.get(UNSUPPORTED, [])
+    if unsupported:
+        terminalreporter.write_line(
+            f"roadtest: {len(unsupported)} tests unsupported on this machine or in this "
+            f"time mode (see their skip reasons, -rs), the first: {unsupported[0]}",
+            yellow=True,
+        )
+    out = config.getoption("--roadtest-coverage")
+    if not out or hasattr(config, "workerinput"):
+        return
+    from roadtest.kernel import cached_kernel
+
+    terminalreporter.section("roadtest driver coverage")
+    kernel = cached_kernel(repo_root(), variant=coverage.kernel_variant(repo_root()))
+    if kernel is None:
+        terminalreporter.write_line("no coverage kernel: no guest ran")
+        return
+    try:
+        terminalreporter.write_line(coverage.report(Path(out).absolute(), kernel))
+    except RoadtestError as err:
+        terminalreporter.write_line(f"roadtest: {err}")
+
+
+# Options a failing example's reproducer keeps: they change the kernel, modules or examples.
+_REPRODUCED_OPTIONS = (
+    "--roadtest-kernel",
+    "--roadtest-module",
+    "--roadtest-hostile",
+    "--roadtest-sanitizers",
+    "--roadtest-bootargs",
+    "--roadtest-hang-limit",
+    "--roadtest-no-time-travel",
+    "--roadtest-time",
+    "--hypothesis-profile",
+    "--hypothesis-seed",
+)
+
+
+_FLAGS = ("--roadtest-hostile", "--roadtest-sanitizers", "--roadtest-no-time-travel")
+
+
+def _reproducer(item: pytest.Item) -> str:
+    """The command that runs `item` again as this run did (quoted for a shell)."""
+    import shlex
+
+    args = list(item.config.invocation_params.args)
+    kept: list[str] = []
+    for i, arg in enumerate(args):
+        name = arg.partition("=")[0]
+        if name in _REPRODUCED_OPTIONS:
+            kept.append(arg)
+            if "=" not in arg and i + 1 < len(args) and name not in _FLAGS:
+                kept.append(args[i + 1])
+    return shlex.join(["roadtest", "run", item.nodeid, *kept])
+
+
+def _report_examples(
+    item: pytest.Item,
+    call: pytest.CallInfo[None],
+    report: pytest.TestReport,
+    runner: examples.ExampleRunner,
+) -> None:
+    """A failing Hypothesis test's report: how to run its minimal example again, and for a
+    failure that did not happen again (flaky), the kernel's lines of both runs."""
+    from hypothesis import settings
+    from hypothesis.errors import Flaky
+
+    lines = [_reproducer(item)]
+    current = settings()  # the loaded profile's values
+    if current.database is not None:
+        lines.append(
+            f"(the example database, {profiles.database_dir(default_cache_dir())}, keeps the "
+            "minimal example: Hypothesis tries it first)"
+        )
+    elif current.derandomize:
+        lines.append("(this profile is derandomized: the same examples run again)")
+    report.sections.append(("roadtest reproduce", "\n".join(lines)))
+    if call.excinfo is not None and isinstance(call.excinfo.value, Flaky):
+        report.sections.append(
+            ("roadtest kernel log of the failing run", "\n".join(runner.failed_lines) or "(none)")
+        )
+        report.sections.append(
+            ("roadtest kernel log of the passing re-run", "\n".join(runner.last_lines) or "(none)")
+        )
+    if runner.console_logs:
+        report.sections.append(
+            ("roadtest replaced guests", "console logs: " + ", ".join(runner.console_logs))
+        )
+
+
+def _headline(report: pytest.TestReport) -> str:
+    """The failure's first line, as pytest's short summary shows it."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    where = "" if report.when == "call" else f" (in its {report.when})"
+    return text.partition("\n")[0] + where
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[CALL_FAILED] = True
+    results = item.config.getoption("--roadtest-replay-results")
+    if results and report.failed:
+        from roadtest.replayer.results import add_failed_test
+
+        add_failed_test(Path(results), item.nodeid, _headline(report))
+    test_log = item.stash.get(VERDICT, None)
+    if test_log is not None and test_log.guest is not None and report.when == "call":
+        # Which machine the test ran on (junit's properties, KTAP's diagnostics).
+        report.user_properties.append(("machine", test_log.guest.describe()))
+    if test_log is None or not report.failed:
+        return report
+    runner = item.stash.get(RUNNER, None)
+    if runner is not None and report.when == "call":
+        _report_examples(item, call, report, runner)
+    if test_log.timed_out is not None:
+        report.user_properties.append(("timeout", test_log.timed_out))  # KTAP's TIMEOUT
+    test_log.flush_console()
+    kernel = test_log.kernel_lines()
+    backend = test_log.backend_lines()
+    if test_log.replay_problems:
+        report.sections.append(("roadtest replay", "\n".join(map(str, test_log.replay_problems))))
+    report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
+    report.sections.append(("roadtest backend log", "\n".join(backend) or "(no backend messages)"))
+    if test_log.guest is not None:
+        report.sections.append(("roadtest guest", f"console: {test_log.guest.console_log}"))
+    return report

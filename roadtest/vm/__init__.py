@@ -1,0 +1,1 @@
+"""`--vm qemu`: a whole `roadtest run`, `record` or `replay` inside a QEMU VM."""
