@@ -24,9 +24,10 @@ from roadtest.bisect.builder import StepBuild, StepBuilder, StepSkipped
 from roadtest.bisect.history import SeriesHistory, distribution_repo, series_history
 from roadtest.bisect.oracle import BAD, GOOD, SKIP, Oracle, Verdict
 from roadtest.errors import RoadtestError
-from roadtest.kernel.cache import write_atomically
+from roadtest.kernel.cache import touch, write_atomically
 from roadtest.kernel.config import config_fragments
 from roadtest.kernel.identity import image_identity, module_identity
+from roadtest.kernel.prune import prune_if_idle
 from roadtest.kernel.source import read_series_file, source_identity
 from roadtest.text import count
 
@@ -322,6 +323,10 @@ def bisect(
     directory = tree_directory(cache, span.tree)
     start = time.monotonic()
     with _locked(directory):
+        # The cache's pruning (kernel/prune.py) keeps what was used lately: this tree's
+        # directory is used from now on.
+        touch(directory / "lock")
+        prune_if_idle(cache, progress)
         bisection = Bisection(span, oracle, directory, repo_root, progress)
         log = json_log or directory / "bisect.json"
         try:

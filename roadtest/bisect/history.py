@@ -20,6 +20,7 @@ from pathlib import Path
 
 from roadtest.bisect.git import FIXED_IDENTITY, git
 from roadtest.errors import RoadtestError
+from roadtest.kernel.cache import touch
 from roadtest.kernel.source import SourceIdentity
 
 DISTRIBUTION = "distribution"
@@ -49,6 +50,7 @@ def distribution_repo(
     once: about a minute and a half; atomically: an interrupted one is made again)."""
     repo = history_root(cache) / f"{_key(repr(identity.key_data()).encode())}.git"
     if _has_ref(repo, f"refs/heads/{DISTRIBUTION}"):
+        touch(repo)  # its last use, for the cache's pruning (kernel/prune.py)
         return repo
     repo.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=repo.parent))

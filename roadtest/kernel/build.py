@@ -14,7 +14,7 @@ from pathlib import Path
 from roadtest.arch import Target
 from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import cache, verify
+from roadtest.kernel import cache, prune, verify
 from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
 from roadtest.kernel.runner import Runner, parallel_jobs
@@ -228,6 +228,7 @@ def ensure_kernel(
         kernel, _ = _use_cached(entry, inputs.key, target, progress, thorough=thorough)
         if kernel is not None:
             return kernel
+    prune.limit_from_env()  # a bad limit is one line now, not after the build
     try:
         with cache.build_lock(layout, progress):
             # Another process may have built it while we waited for the lock.
@@ -245,9 +246,14 @@ def ensure_kernel(
                         f"kernel: the cached build {entry.path} is damaged ({damage.damage}): "
                         "building it again"
                     )
-                kernel = _build(repo_root, inputs, layout, entry, progress, seed=not force)
-            for removed in cache.prune(layout, entry):
-                progress(f"kernel: removed old cache entry {removed}")
+                try:
+                    kernel = _build(repo_root, inputs, layout, entry, progress, seed=not force)
+                except BaseException:
+                    cache.release_in_use(entry)  # a failed build is nobody's to use
+                    raise
+            line = prune.prune(layout, entry).line(layout.root)
+            if line:
+                progress(line)
     except OSError as err:
         # Tools' failures are reported by the runner; this is the cache itself (permissions, space).
         where = err.filename or layout.root
@@ -265,7 +271,7 @@ def _discard(entry: Entry, damaged: verify.Found | None) -> None:
     (its build's copy goes: make links it again, modules_install copies it again).
     Refused while another process uses the entry: its guests boot from these files."""
     cache.release_in_use(entry)
-    fd = cache.try_exclusive(entry)
+    fd = cache.try_exclusive(entry.use_lock)
     if fd is None:
         what = "--force" if damaged is None else f"building it again ({damaged.damage})"
         raise RoadtestError(

@@ -1,4 +1,4 @@
-"""The kernel cache: keys, layout, stamps, locks, and keeping its size bounded.
+"""The kernel cache: keys, layout, stamps and locks (prune.py keeps its size bounded).
 
 Layout under the cache directory:
 
@@ -30,13 +30,6 @@ from roadtest.kernel.source import SourceIdentity
 
 # Bump when the build procedure changes in a way that makes old cache entries wrong.
 KEY_VERSION = "1"
-
-# Complete builds kept, the one just built or used included (each is about 0.5 GB, a source
-# tree 1.7 GB); a config-only change starts from the newest build of the same source.
-# Five: the main kernel, its coverage and sanitizer variants (run --coverage, --sanitizers),
-# the x86_64 kernel (--machine x86_64) and an older one, so that using all four never
-# evicts one.
-KEEP_BUILDS = 5
 
 CACHE_ENV = "ROADTEST_CACHE"
 
@@ -295,10 +288,11 @@ def clean_leftovers(layout: Layout) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def try_exclusive(entry: Entry) -> int | None:
-    """An fd holding the entry's use lock exclusively, or None if some process uses the entry."""
+def try_exclusive(lock: Path) -> int | None:
+    """An fd holding `lock` (an entry's use lock, a bisection's lock) exclusively, or None if
+    some process holds it (uses what it guards)."""
     try:
-        fd = os.open(entry.use_lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         return None
     try:
@@ -307,45 +301,3 @@ def try_exclusive(entry: Entry) -> int | None:
         os.close(fd)
         return None
     return fd
-
-
-def _last_used(entry: Entry) -> float:
-    try:
-        return entry.stamp.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def prune(layout: Layout, current: Entry, keep: int = KEEP_BUILDS) -> list[Path]:
-    """Delete all but the `keep` most recently used builds, and sources no build refers to.
-
-    Call with the build lock held. Entries other processes use are never deleted; neither is
-    `current`. Returns what was deleted.
-    """
-    removed: list[Path] = []
-    others = sorted(
-        (e for e in layout.entries() if e.path != current.path),
-        key=_last_used,
-        reverse=True,
-    )
-    complete = [e for e in others if e.stamp.is_file()]
-    incomplete = [e for e in others if not e.stamp.is_file()]
-    # An incomplete entry is an interrupted or failed build of a config no longer current.
-    for entry in [*complete[max(0, keep - 1) :], *incomplete]:
-        fd = try_exclusive(entry)
-        if fd is None:
-            continue
-        try:
-            remove_tree(entry.path)
-            removed.append(entry.path)
-        finally:
-            os.close(fd)
-    wanted = {layout.src_dir(k).name for e in layout.entries() if (k := e.source_key())}
-    if current.source_key() is None:
-        return removed  # can't tell which source is ours: leave the sources alone
-    if layout.src_root.is_dir():
-        for src in layout.src_root.iterdir():
-            if not src.name.startswith(".") and src.name not in wanted:
-                remove_tree(src)
-                removed.append(src)
-    return removed

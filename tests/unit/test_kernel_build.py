@@ -9,6 +9,7 @@ FAKE_MAKE_FAIL (the build fails), FAKE_MAKE_SLEEP (the build takes that long).
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import io
 import json
 import os
@@ -22,8 +23,9 @@ import pytest
 
 from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel, verify
+from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel, prune, verify
 from roadtest.kernel.build import _StderrProgress
+from roadtest.kernel.cache import Layout
 from roadtest.kernel.config import config_fragments
 
 FAKE_MAKE = r"""#!{python}
@@ -418,34 +420,163 @@ def test_explicit_fragments(fake: Fake) -> None:
     assert cached_kernel(fake.repo, variant=variant, cache_dir=fake.cache)
 
 
-def test_cache_keeps_a_bounded_number_of_builds(fake: Fake) -> None:
-    # docs/commands.md: the five most recently used builds are kept.
-    for value in ("y", "m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y", "n\nCONFIG_OTHER=y"):
+def _age(entry: Path, days: float) -> None:
+    """Make the build in `entry` look last used `days` ago."""
+    then = time.time() - days * 86400
+    os.utime(entry / "stamp.json", (then, then))
+
+
+def test_the_least_recently_used_builds_go_when_the_cache_is_over_its_limit(fake: Fake) -> None:
+    built = []
+    for value in ("y", "m", "n"):  # each by a process that has ended: none is in use
         fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
         proc = fake.in_subprocess()
-        proc.communicate()
-        assert proc.returncode == 0
-    assert len(fake.entries()) == 5
+        built.append(Path(proc.communicate()[0].strip()).parent.parent)
+    for days, entry in zip((3, 1, 2), built, strict=True):
+        _age(entry, days)
+    one = prune.disk_usage(built[0])
+    fake.env.setenv("ROADTEST_CACHE_LIMIT", str(3 * one))  # room for three of four
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\nCONFIG_OTHER=y\n")
+    fake.messages.clear()
+    newest = fake.ensure().build_dir.parent
+    assert fake.entries() == sorted([built[1], built[2], newest])
+    [line] = [m for m in fake.messages if m.startswith("cache: removed")]
+    assert line.startswith(f"cache: removed kernels/{built[0].name} (")
+    assert "freed); builds and bisections keep " in line and "ROADTEST_CACHE_LIMIT" in line
     assert len(fake.sources()) == 1
 
 
-def test_builds_in_use_by_another_process_are_kept(fake: Fake) -> None:
+def test_builds_used_lately_or_in_use_are_kept_over_the_limit(fake: Fake) -> None:
+    # make test builds the main, coverage, sanitizer and x86_64 kernels one after another,
+    # and uses them for up to an hour: none of them evicts another.
     fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\n")
-    holder = fake.in_subprocess("hold")  # keeps using its kernel until we close its stdin
+    holder = fake.in_subprocess("hold")  # uses its kernel until we close its stdin
     assert holder.stdout is not None
-    held = Path(holder.stdout.readline().strip())
+    held = Path(holder.stdout.readline().strip()).parent.parent
     try:
-        # Five newer builds push the held one out of the newest five.
-        for value in ("m", "n", "y\nCONFIG_OTHER=y", "m\nCONFIG_OTHER=y", "n\nCONFIG_OTHER=y"):
+        _age(held, 30)
+        fake.env.setenv("ROADTEST_CACHE_LIMIT", "1")
+        for value in ("m", "n"):
             fake.write("tests/drivers/fake/fake.config", f"CONFIG_FAKE={value}\n")
-            proc = fake.in_subprocess()
-            proc.communicate()
-            assert proc.returncode == 0
-        assert held.is_file()
-        assert held.parent.parent in fake.entries()
-        assert len(fake.entries()) == 6  # the held one is kept on top of the newest five
+            fake.ensure()
+        assert len(fake.entries()) == 3
+        assert not [m for m in fake.messages if m.startswith("cache: removed")]
     finally:
         holder.communicate("")
+    # Unused now, and a month old: it goes at the next build.
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\nCONFIG_OTHER=y\n")
+    fake.ensure()
+    assert held not in fake.entries() and len(fake.entries()) == 3
+
+
+def test_an_interrupted_build_is_removed(fake: Fake) -> None:
+    fake.env.setenv("FAKE_MAKE_FAIL", "1")
+    with pytest.raises(RoadtestError):
+        fake.ensure()
+    [failed] = fake.entries()
+    fake.env.delenv("FAKE_MAKE_FAIL")
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\n")
+    fake.messages.clear()
+    kept = fake.ensure().build_dir.parent
+    assert fake.entries() == [kept]
+    assert [m for m in fake.messages if m.startswith(f"cache: removed kernels/{failed.name} (")]
+
+
+def _bisect_tree(cache: Path, name: str, days: float, borrows: Path | None = None) -> Path:
+    """A bisection's directory as roadtest bisect leaves it, last used `days` ago."""
+    tree = cache / "bisect" / name
+    objects = tree / "src" / ".git" / "objects"
+    (objects / "info").mkdir(parents=True)
+    (objects / "pack").mkdir()
+    (objects / "pack" / "big.pack").write_bytes(bytes(64 * 1024))
+    if borrows is not None:
+        (objects / "info" / "alternates").write_text(f"{borrows / 'objects'}\n")
+    then = time.time() - days * 86400
+    (tree / "lock").write_text("")
+    os.utime(tree / "lock", (then, then))
+    os.utime(tree, (then, then))
+    return tree
+
+
+def _history(cache: Path, name: str, days: float) -> Path:
+    repo = cache / "history" / f"{name}.git"
+    (repo / "objects").mkdir(parents=True)
+    (repo / "objects" / "big.pack").write_bytes(bytes(64 * 1024))
+    then = time.time() - days * 86400
+    os.utime(repo, (then, then))
+    return repo
+
+
+def test_bisect_directories_and_histories_go_least_recently_used_first(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    history = _history(cache, "distribution", days=9)
+    old = _bisect_tree(cache, "old", days=5)
+    series = _bisect_tree(cache, "series", days=4, borrows=history)
+    busy = _bisect_tree(cache, "busy", days=8)
+    recent = _bisect_tree(cache, "recent", days=0.01)
+    layout = Layout(cache)
+    fd = os.open(busy / "lock", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a bisection of that tree is running
+    try:
+        # Room for two of the five: the history is kept while the series' clone borrows
+        # from it; the busy and recent ones stay whatever the limit.
+        limit = 2 * prune.disk_usage(old) + 4096
+        first = prune.prune(layout, limit=limit)
+        assert first.removed == [old, series]
+        assert sorted(_relative(cache)) == [
+            "bisect/busy",
+            "bisect/recent",
+            "history/distribution.git",
+        ]
+        second = prune.prune(layout, limit=limit)
+        assert second.removed == [history]
+        line = second.line(cache)
+        assert line is not None and line.startswith("cache: removed history/distribution.git (")
+    finally:
+        os.close(fd)
+    assert busy.is_dir() and recent.is_dir()
+
+
+def _relative(cache: Path) -> list[str]:
+    return [
+        p.relative_to(cache).as_posix()
+        for parent in ("bisect", "history", "kernels")
+        if (cache / parent).is_dir()
+        for p in (cache / parent).iterdir()
+    ]
+
+
+def test_nothing_is_measured_when_nothing_could_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    _bisect_tree(cache, "recent", days=0)
+    monkeypatch.setattr(prune, "disk_usage", lambda path: pytest.fail(f"measured {path}"))
+    assert prune.prune(Layout(cache), limit=0).removed == []
+
+
+@pytest.mark.parametrize(
+    ("value", "limit"),
+    [
+        ("", 10 * 1024**3),
+        ("20G", 20 * 1024**3),
+        ("500M", 500 * 1024**2),
+        ("1.5GiB", 3 * 1024**3 // 2),
+        ("4096", 4096),
+    ],
+)
+def test_cache_limit_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str, limit: int
+) -> None:
+    monkeypatch.setenv("ROADTEST_CACHE_LIMIT", value)
+    assert prune.limit_from_env() == limit
+
+
+def test_a_bad_cache_limit_is_one_line_before_any_build(fake: Fake) -> None:
+    fake.env.setenv("ROADTEST_CACHE_LIMIT", "lots")
+    with pytest.raises(RoadtestError, match="ROADTEST_CACHE_LIMIT=lots: give a size, like 20G"):
+        fake.ensure()
+    assert fake.builds() == 0
 
 
 def test_concurrent_callers_build_once(fake: Fake) -> None:
