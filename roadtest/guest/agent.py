@@ -183,6 +183,52 @@ def reap(pid: int) -> int | None:
     return status
 
 
+def reap_orphans() -> None:
+    """Reap every child that ended and that no one here waits for: as PID 1 the agent is
+    the parent of every process whose own parent ended (a test's `sleep &` once its shell
+    exited), and a process killed then stays a zombie until its parent waits for it.
+
+    Never a program of `spawn`'s (reap() gives its status), and never `run`'s, whose
+    status subprocess waits for: `serve` calls this between requests, when no `run` is
+    under way."""
+    while True:
+        try:
+            # A look at one ended child, which stays a zombie (WNOWAIT).
+            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # no children at all
+            return
+        if ended is None:
+            return
+        if ended.si_pid in _spawned:
+            # waitid shows the same one each time: look past it, in /proc.
+            _reap_listed_zombies()
+            return
+        _reap(ended.si_pid)
+
+
+def _reap_listed_zombies() -> None:
+    """Reap this process's zombie children that no one here waits for, found in /proc."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in _spawned:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                # After "pid (comm) ": state ppid ...
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue  # it ended and was reaped meanwhile
+        if fields[:1] == [b"Z"] and int(fields[1]) == me:
+            _reap(int(name))
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # reaped already
+        pass
+
+
 def kmsg(text: str) -> None:
     """Put a line in the kernel log, so host-side events can be placed among the kernel's."""
     # The newline ends the record: without it printk keeps the record open for a
@@ -233,13 +279,17 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         return {"errno": errno.EINVAL, "msg": f"{op}: {type(err).__name__}: {err}"}
 
 
-def serve(channel: Channel) -> str:
-    """Answer requests until the host asks to stop; returns the stop op's name."""
+def serve(channel: Channel, reap: bool = False) -> str:
+    """Answer requests until the host asks to stop; returns the stop op's name. `reap`:
+    before each request, reap the children no one waits for (`reap_orphans`), as PID 1
+    must; not for an agent whose process has children of its own to wait for."""
     while True:
         try:
             request = channel.recv()
         except ProtocolError:
             return "poweroff"
+        if reap:
+            reap_orphans()
         if request.get("op") in ("poweroff", "reboot"):
             channel.send({"r": None})
             return str(request["op"])

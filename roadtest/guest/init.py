@@ -115,7 +115,7 @@ def main() -> None:
         prepare(work)
         channel = open_channel(os.environ.get("ROADTEST_AGENT_TTY", "/dev/tty1"))
         channel.send({"ready": True, "release": os.uname().release})
-        op = agent.serve(channel)
+        op = agent.serve(channel, reap=True)  # PID 1: every orphan becomes our child
     except BaseException:
         import traceback
 

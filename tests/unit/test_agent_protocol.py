@@ -238,3 +238,116 @@ def test_a_spawned_program_leads_a_session_on_its_terminal(client: AgentClient) 
     finally:
         os.close(host)
         os.close(terminal)
+
+
+# Reaping: the agent is PID 1 in the guest, so every orphan becomes its child. Here, a
+# process of its own made a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) gets them
+# as PID 1 does.
+
+_SUBREAPER_AGENT = """
+import ctypes, sys
+from roadtest.guest import agent
+from roadtest.guest.protocol import Channel
+PR_SET_CHILD_SUBREAPER = 36
+assert ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+agent.serve(Channel(int(sys.argv[1])), reap=True)
+"""
+
+
+@pytest.fixture
+def pid1_agent() -> Iterator[tuple[AgentClient, int]]:
+    """A client of an agent that is the parent of orphans, as PID 1 is; and its pid."""
+    import subprocess
+    import sys
+
+    host, guest = socket.socketpair()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SUBREAPER_AGENT, str(guest.fileno())], pass_fds=[guest.fileno()]
+    )
+    guest.close()
+    client = AgentClient(Channel(host.fileno()), timeout=10)
+    try:
+        yield client, proc.pid
+        client.call("poweroff")
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        host.close()
+
+
+def _state_and_parent(pid: int) -> tuple[str, int] | None:
+    """A process's state letter and parent (proc(5), /proc/PID/stat), None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except FileNotFoundError:
+        return None
+    return fields[0], int(fields[1])
+
+
+def _orphan(client: AgentClient, program: str) -> int:
+    """`program` started in the background by a shell that exits at once: an orphan."""
+    rc, out, _ = client.run(["/bin/sh", "-c", f"{program} >/dev/null 2>&1 & echo $!"])
+    assert rc == 0
+    return int(out)
+
+
+def _parent(pid: int) -> int | None:
+    state = _state_and_parent(pid)
+    return None if state is None else state[1]
+
+
+def _zombie(pid: int) -> bool:
+    """Whether `pid` ends (as a zombie) within 5 s."""
+    for _ in range(500):
+        if (_state_and_parent(pid) or ("?",))[0] == "Z":
+            return True
+        select.select([], [], [], 0.01)
+    return False
+
+
+def _gone_after_requests(client: AgentClient, pid: int) -> bool:
+    for _ in range(200):
+        if _state_and_parent(pid) is None:
+            return True
+        client.ping()  # the agent reaps before each request
+        select.select([], [], [], 0.01)
+    return False
+
+
+def test_a_killed_orphan_is_reaped_not_left_a_zombie(
+    pid1_agent: tuple[AgentClient, int],
+) -> None:
+    client, agent_pid = pid1_agent
+    stray = _orphan(client, "sleep 600")
+    assert _parent(stray) == agent_pid  # the agent's child now
+    rc, _, _ = client.run(["kill", "-KILL", str(stray)])  # what kill_strays does
+    assert rc == 0
+    assert _gone_after_requests(client, stray), _state_and_parent(stray)
+
+
+def test_reaping_keeps_the_exit_statuses_run_and_reap_report(
+    pid1_agent: tuple[AgentClient, int],
+) -> None:
+    client, agent_pid = pid1_agent
+    # An orphan that ends while a run waits for its own program: the run's status is
+    # its program's, and the orphan is reaped afterwards.
+    early = _orphan(client, "sleep 0.1")
+    assert client.run(["/bin/sh", "-c", "sleep 0.5; exit 7"])[0] == 7
+    assert _gone_after_requests(client, early)
+    # A spawned program that ended is a zombie the agent keeps for reap(), also while
+    # orphans that ended after it (later children: waitid shows the spawned one first)
+    # are reaped.
+    host, terminal = os.openpty()
+    try:
+        spawned = client.spawn(["/bin/sh", "-c", "exit 5"], os.ttyname(terminal), "/", {})
+        late = _orphan(client, "sleep 0.2")
+        assert _parent(late) == agent_pid
+        assert _zombie(spawned) and _zombie(late)  # both ended, the spawned one first
+        assert _gone_after_requests(client, late)
+        assert _state_and_parent(spawned) is not None  # still there, for reap()
+        assert client.reap(spawned) == 5
+        assert _state_and_parent(spawned) is None
+    finally:
+        os.close(host)
+        os.close(terminal)
