@@ -187,7 +187,8 @@ def reap(pid: int) -> int | None:
 
 
 # Set by SIGCHLD (a child of ours ended) until serve() reaps: a look at the children
-# before each request costs a system call, a sixth of an agent ping's time in UML.
+# before every request would cost a system call each, 25-55 us in UML as measured under
+# load here (7-17 % of an agent ping).
 _child_ended = False
 
 
