@@ -20,7 +20,7 @@ from common import median_ms, roadtest_run_seconds
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
-from roadtest.machine.base import BootConfig
+from roadtest.machine.base import BootConfig, TimeMode
 from roadtest.machine.uml import UMLGuest
 from roadtest.models.base import SimpleSMBusModel
 from roadtest.testing.devices import I2CDevice
@@ -83,7 +83,7 @@ def bench_i2c(count: int, repeats: int, guest_cpu: int, host_cpu: int | None) ->
             ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/i2c_rdwr_loop.c")], check=True
         )
         session = RoadtestSession(
-            kernel, [BENCH_DEVICE], work / "session", cpu=guest_cpu, time="real"
+            kernel, [BENCH_DEVICE], work / "session", cpu=guest_cpu, time=TimeMode.REAL
         )
         session.start()
         try:
@@ -116,7 +116,7 @@ def bench_guest_syscall(cpu: int) -> None:
             ["gcc", "-O2", "-o", str(binary), str(ROOT / "bench/guest_syscall_loop.c")], check=True
         )
         guest = UMLGuest(
-            BootConfig(image=kernel.image, workdir=Path(tmp) / "g", cpu=cpu, time="real")
+            BootConfig(image=kernel.image, workdir=Path(tmp) / "g", cpu=cpu, time=TimeMode.REAL)
         )
         guest.start()
         try:

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from common import median_ms
 
+from roadtest.arch.um import UM
 from roadtest.checkout import repo_root
-from roadtest.kernel import Kernel, ensure_kernel, sanitizers
+from roadtest.kernel import Kernel, ensure_kernel
+from roadtest.kernel.variants import SANITIZERS
 from roadtest.machine.base import BootConfig, Machine
 from roadtest.machine.uml import UMLGuest
 from roadtest.testing import kmemleak
@@ -54,8 +56,8 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, default=0)
     opts = parser.parse_args()
     main_kernel = ensure_kernel(ROOT)
-    fuzz_kernel = ensure_kernel(ROOT, variant=sanitizers.kernel_variant(ROOT))
-    kinds = {"main": (main_kernel, ()), "sanitizer": (fuzz_kernel, sanitizers.BOOT_ARGS)}
+    fuzz_kernel = SANITIZERS.ensure(ROOT, UM)
+    kinds = {"main": (main_kernel, ()), "sanitizer": (fuzz_kernel, SANITIZERS.boot_args)}
     boots: dict[str, list[float]] = {k: [] for k in kinds}
     available: dict[str, list[int]] = {k: [] for k in kinds}
     scans: list[float] = []

@@ -24,6 +24,7 @@ from bench_foundation import BENCH_DEVICE, guest_loop_seconds
 from roadtest.backend.i2c_transfer import DEFAULT_BUS_HZ
 from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
+from roadtest.machine.base import TimeMode
 from roadtest.machine.process import ProcessGuest
 from roadtest.testing.session import RoadtestSession
 
@@ -38,7 +39,7 @@ class Guest:
         kernel = ensure_kernel(ROOT)
         self.mode = mode
         self.binary = binary
-        self.session = RoadtestSession(kernel, [BENCH_DEVICE], work, cpu=cpu, time=mode)
+        self.session = RoadtestSession(kernel, [BENCH_DEVICE], work, cpu=cpu, time=TimeMode(mode))
         started = time.monotonic()
         self.session.start()
         self.boot = time.monotonic() - started

@@ -3,50 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from roadtest import signals
 from roadtest.checkout import repo_root
-from roadtest.errors import RoadtestError
+from roadtest.errors import RoadtestError, UsageError
 
 if TYPE_CHECKING:
-    from roadtest.machine.base import MachineType
-
-SANITIZERS = "--roadtest-sanitizers"  # the plugin's option; `run --sanitizers` is short for it
-
-
-MACHINE = "--roadtest-machine"  # the plugin's option; `--machine` is short for it
+    from roadtest.run_options import RunOptions
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from roadtest.kernel import build_main, sanitizers
+    from roadtest.kernel import build_main
+    from roadtest.kernel.variants import COVERAGE, MAIN, SANITIZERS
     from roadtest.machine import registry
-    from roadtest.testing import coverage
 
+    try:
+        machine = registry.get(args.machine)
+    except RoadtestError as err:
+        raise UsageError(str(err)) from None
+    variant = COVERAGE if args.coverage else SANITIZERS if args.sanitizers else MAIN
+    try:
+        machine.check_variant(variant.name)
+    except RoadtestError as err:
+        raise UsageError(str(err)) from None
     root = repo_root()
-    target = registry.get(args.machine).target
-    if args.coverage:
-        return build_main(root, coverage.kernel_variant(root, target), target)
-    if args.sanitizers:
-        return build_main(root, sanitizers.kernel_variant(root, target), target)
-    return build_main(root, target=target)
+    target = machine.target
+    return build_main(root, variant.build_variant(root, target), target, force=args.force)
 
 
-def machine_option(args: list[str]) -> tuple[list[str], MachineType]:
-    """`--machine NAME` (or --roadtest-machine) taken out of pytest's arguments, as the
-    plugin's --roadtest-machine=NAME put back, and the machine (default: um; an unknown
-    name is one line, before any build)."""
-    from roadtest.machine import registry
+def run_arguments(
+    args: Sequence[str], *, extra: dict[str, object] | None = None, interactive: bool = False
+) -> tuple[RunOptions, list[str]]:
+    """A verb's arguments as its checked run options (UsageError, one line, otherwise) and
+    pytest's arguments: roadtest's options in the plugin's spelling, then the rest."""
+    from roadtest import run_options
 
-    rest, name = _take_option(args, "--machine", "")
-    rest, plugin_name = _take_option(rest, MACHINE, "")
-    machine = registry.get(name or plugin_name or registry.DEFAULT)
-    return [*rest, f"{MACHINE}={machine.name}"], machine
+    values, rest = run_options.take(args)
+    values.update(extra or {})
+    options = run_options.RunOptions.parse(values, interactive=interactive)
+    return options, [*run_options.as_arguments(values), *rest]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -55,25 +57,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run_pytest(pytest_args: list[str]) -> int:
     """pytest on driver tests (default: tests/drivers), with the kernel built first."""
-    from roadtest.kernel import ensure_kernel, sanitizers
-    from roadtest.testing import coverage
-
-    # `roadtest run --coverage` is the plugin's --roadtest-coverage, into roadtest-coverage/;
-    # `--sanitizers` its --roadtest-sanitizers.
-    short = {"--coverage": "--roadtest-coverage=roadtest-coverage", "--sanitizers": SANITIZERS}
-    pytest_args = [short.get(a, a) for a in pytest_args]
-    pytest_args, machine = machine_option(pytest_args)
-    target = machine.target
-    root = repo_root()
-    variant = None
-    if any(a.startswith("--roadtest-coverage") for a in pytest_args):
-        variant = coverage.kernel_variant(root, target)
-    elif SANITIZERS in pytest_args:
-        variant = sanitizers.kernel_variant(root, target)
+    options, pytest_args = run_arguments(pytest_args)
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's
     # capture; unless the run boots a kernel build it names (a bisect step's).
-    if not any(a.startswith("--roadtest-kernel") for a in pytest_args):
-        ensure_kernel(root, variant=variant, target=target)
+    if options.needs_build:
+        options.variant.ensure(repo_root(), options.machine.target)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     from roadtest.pytest_plugin.main import pytest_main
@@ -127,30 +115,29 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
+    from roadtest.kernel import default_cache_dir
     from roadtest.pytest_plugin.fuzz_campaign import fuzz, parse_duration
     from roadtest.pytest_plugin.main import pytest_main
 
     if args.examples is not None and args.duration is not None:
-        raise RoadtestError("--examples and --duration cannot be used together")
+        raise UsageError("--examples and --duration cannot be used together")
     duration = parse_duration(args.duration) if args.duration is not None else None
     root = repo_root()
-    machine_given = [f"--machine={args.machine}"] if args.machine else []
-    options, machine = machine_option([*machine_given, *args.pytest_options])
-    target = machine.target
-    variant = None if args.no_sanitizers else sanitizers.kernel_variant(root, target)
-    options += [] if args.no_sanitizers else [SANITIZERS]
+    extra: dict[str, object] = {} if args.no_sanitizers else {"roadtest_sanitizers": True}
+    if args.hostile:
+        extra["roadtest_hostile"] = True
+    options, pytest_options = run_arguments(args.pytest_options, extra=extra)
     return fuzz(
         args.selection,
-        options,
+        pytest_options,
         hostile=args.hostile,
         examples=args.examples,
         duration=duration,
         seed=args.seed,
-        default_selection=repo_root() / "tests" / "drivers",
+        default_selection=root / "tests" / "drivers",
         pytest_main=pytest_main,
         cache=default_cache_dir(),
-        build_kernel=lambda: ensure_kernel(root, variant=variant, target=target),
+        build_kernel=lambda: options.variant.ensure(root, options.machine.target),
     )
 
 
@@ -198,8 +185,19 @@ def cmd_trace_diff(args: argparse.Namespace) -> int:
     return diff(args.a, args.b)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose errors are roadtest's usage errors: one line, exit status 4."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    from roadtest.kernel.cli import FORCE_HELP
+    from roadtest.run_options import help_text
+
+    RUN_OPTIONS_HELP = help_text()  # noqa: N806 (one text, for the verbs that run tests)
+    top = _Parser(
         prog="roadtest",
         description="Test real Linux drivers in a User-Mode Linux guest against Python models.",
     )
@@ -222,13 +220,16 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the machine whose kernel to build: um (default) or x86_64 (QEMU)",
     )
+    build.add_argument("--force", action="store_true", help=FORCE_HELP)
     build.set_defaults(func=cmd_build)
     run = sub.add_parser(
         "run",
         help="run driver tests (arguments go to pytest; default: tests/drivers)",
-        description="Run driver tests with pytest; every argument is passed to pytest, but "
-        "--machine NAME (the kind of guest: um, or x86_64 under QEMU) and --vm qemu (the "
-        "whole run inside a QEMU VM; record and replay take it too).",
+        description="Run driver tests with pytest: roadtest's run options (below) and --vm "
+        "qemu (the whole run inside a QEMU VM; record and replay take it too) are roadtest's; "
+        "every other argument is pytest's (its options follow roadtest's here).",
+        epilog=RUN_OPTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="pytest arguments, e.g. -k opt3001 -n 2"
@@ -240,6 +241,8 @@ def parser() -> argparse.ArgumentParser:
         description="Run tests with live models, recording every I2C transfer, GPIO request "
         "and interrupt of each device into DIR/<chip>/<test>.rtrace. The traces replace the "
         "old ones only if every test passed. Other arguments go to pytest.",
+        epilog=RUN_OPTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     record.add_argument("--out", default=str(repo_root() / "traces"), metavar="DIR")
     record.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments")
@@ -252,6 +255,8 @@ def parser() -> argparse.ArgumentParser:
         "line and a summary per property. Exit status "
         "1 on any failure, with the command that reproduces it. Options it does not know "
         "are pytest's and roadtest run's, in their --opt=VALUE form.",
+        epilog=RUN_OPTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fuzz.add_argument("selection", nargs="*", help="test files, directories or node ids")
     fuzz.add_argument(
@@ -261,9 +266,6 @@ def parser() -> argparse.ArgumentParser:
         "that lies, bound, exercised and unbound",
     )
     fuzz.add_argument("--examples", type=int, metavar="N", help="examples per property")
-    fuzz.add_argument(
-        "--machine", metavar="NAME", help="the kind of guest: um (default) or x86_64 (QEMU)"
-    )
     fuzz.add_argument(
         "--duration", metavar="TIME", help="run rounds of examples for this long (90s, 10m, 1h)"
     )
@@ -282,6 +284,8 @@ def parser() -> argparse.ArgumentParser:
         "with a player of the trace in place of the device's model: the driver's I/O must be "
         "the recorded sequence. Exit status 1 on any divergence. Any option of `roadtest "
         "run` is taken too, as --option=VALUE.",
+        epilog=RUN_OPTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("--golden", required=True, metavar="DIR")
     replay.add_argument("selection", nargs="*", help="test files or node ids to replay")
@@ -329,6 +333,8 @@ def parser() -> argparse.ArgumentParser:
         "guest's shell with shell() (Ctrl-] comes back) to watch the driver react. "
         "Ctrl-D or exit() powers the guest off. Any option of `roadtest run` is taken too, "
         "as --option=VALUE.",
+        epilog=RUN_OPTIONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     shell.add_argument("selection", nargs="+", help="test files, tests or devices")
     shell.set_defaults(func=cmd_shell)
@@ -447,6 +453,16 @@ def vm_pytest(pytest_args: list[str]) -> int:
     )
 
 
+def _run_help() -> int:
+    """`roadtest run --help`: its own help, roadtest's run options, then pytest's options."""
+    from roadtest.pytest_plugin.main import pytest_main
+
+    with contextlib.suppress(SystemExit):
+        parser().parse_args(["run", "--help"])
+    print("\npytest's own options (`pytest --help`):\n", flush=True)
+    return pytest_main(["--help"])
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     previous = signals.install()
@@ -458,13 +474,19 @@ def main(argv: list[str] | None = None) -> int:
             rest, vm = take_vm(argv[1:])
             if vm is not None:
                 argv, runner = [argv[0], *rest], vm_pytest
-        if len(argv) > 1 and argv[0] == "run" and argv[1] not in ("-h", "--help"):
-            # Everything after `run` is pytest's, options first included (argparse would eat them).
+        helping = bool({"-h", "--help"} & set(argv[1:2]))
+        if argv[:1] == ["run"] and helping:
+            return _run_help()
+        if argv[:1] == ["run"] and argv[1:] and not helping:
+            # Everything after `run` is pytest's but roadtest's run options (argparse would
+            # eat pytest's options).
+            run_arguments(argv[1:])  # checked now: a bad option is one line, before a build
             args = argparse.Namespace(func=cmd_run, pytest_args=argv[1:])
-        elif len(argv) > 1 and argv[0] == "replay" and argv[1] not in ("-h", "--help"):
-            # Every option but --golden is pytest's (and roadtest run's): in their
+        elif argv[:1] == ["replay"] and argv[1:] and not helping:
+            # roadtest's run options in any spelling; other options are pytest's, in their
             # --opt=VALUE form, since a word alone is a test to replay.
             rest, golden = _take_option(argv[1:], "--golden", "")
+            _, rest = run_arguments(rest)
             options = [a for a in rest if a.startswith("-")]
             selection = [a for a in rest if not a.startswith("-")]
             args = argparse.Namespace(
@@ -472,9 +494,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif argv[:1] == ["shell"] and not {"-h", "--help"} & set(argv[1:]):
             # Like replay's: options in their --opt=VALUE form, words select devices.
-            args = argparse.Namespace(func=cmd_shell, shell_args=argv[1:])
-        elif len(argv) > 1 and argv[0] == "record" and argv[1] not in ("-h", "--help"):
+            _, rest = run_arguments(argv[1:], interactive=True)
+            args = argparse.Namespace(func=cmd_shell, shell_args=rest)
+        elif argv[:1] == ["record"] and argv[1:] and not helping:
             rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
+            run_arguments(rest)
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
         elif argv[:1] == ["bisect"] and "--" in argv:
             # After --: the oracle's tests and options, none of them bisect's own.
@@ -482,13 +506,21 @@ def main(argv: list[str] | None = None) -> int:
             args = parser().parse_args(argv[:cut])
             args.oracle = argv[cut + 1 :]
         elif argv[:1] == ["fuzz"]:
-            args, unknown = parser().parse_known_args(argv)
-            args.pytest_options = unknown  # pytest's and roadtest run's, in --opt=VALUE form
+            from roadtest import run_options
+
+            # roadtest's run options first (in any spelling: argparse would take a value
+            # given apart for a test to fuzz), then fuzz's own; the rest is pytest's.
+            values, rest = run_options.take(argv[1:])
+            args, unknown = parser().parse_known_args(["fuzz", *rest])
+            args.pytest_options = [*run_options.as_arguments(values), *unknown]
         else:
             args = parser().parse_args(argv)
         args.runner = runner
         status: int = args.func(args)
         signals.check()  # pytest swallows KeyboardInterrupt: replay printed its summary
+    except UsageError as err:
+        print(f"roadtest: {err}", file=sys.stderr)
+        return 4  # pytest's usage error
     except RoadtestError as err:
         print(f"roadtest: {err}", file=sys.stderr)
         return 2

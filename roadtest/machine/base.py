@@ -18,9 +18,11 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from roadtest.arch import Target
+from roadtest.errors import RoadtestError
 from roadtest.guest.client import AgentClient
 from roadtest.kernel import Kernel, Variant, ensure_kernel
 from roadtest.machine.console import Console
@@ -30,11 +32,24 @@ class GuestError(Exception):
     """The guest failed to boot, crashed, or hung."""
 
 
-# How the guest's clock runs: "sim", simulated time that roadtest owns (UML's
-# time-travel=ext: the guest's clock moves only when the backend's calendar says so);
-# "travel", UML's basic time-travel (it skips idle time, but host load changes when
-# timers fire); "real", the host's clock (for timing-sensitive debugging).
-TIME_MODES = ("sim", "travel", "real")
+class TimeMode(StrEnum):
+    """How the guest's clock runs."""
+
+    # Simulated time that roadtest owns (UML's time-travel=ext: the guest's clock moves only
+    # when the backend's calendar says so). A terminal's input has no time in it, so an
+    # interactive shell cannot run under it.
+    SIM = "sim"
+    # UML's basic time-travel: it skips idle time, but host load changes when timers fire.
+    TRAVEL = "travel"
+    # The host's clock (for timing-sensitive debugging; QEMU's only clock).
+    REAL = "real"
+
+    @property
+    def takes_terminal_input(self) -> bool:
+        return self is not TimeMode.SIM
+
+
+TIME_MODES = tuple(mode.value for mode in TimeMode)
 
 
 @dataclass(frozen=True)
@@ -60,7 +75,7 @@ class BootConfig:
     virtio: list[VirtioNode] = field(default_factory=list)
     cpu: int | None = 0  # the host CPU to pin the guest to
     mem: str = "128M"
-    time: str = "travel"  # one of TIME_MODES
+    time: TimeMode = TimeMode.SIM
     # Under "sim": the calendar's socket (roadtest.simtime), and where the agent's channel
     # comes from (the backend's virtio console: a fresh host end for each guest).
     time_socket: Path | None = None
@@ -163,6 +178,42 @@ class MachineType(ABC):
     name: str  # --roadtest-machine's value
     target: Target  # the architecture its kernel is built for
     gdb = False  # whether gdb can attach to its guests' kernels (Machine.gdb_command)
+    # The guest clocks it can run, the default first.
+    time_modes: tuple[TimeMode, ...] = (TimeMode.REAL,)
+    # The kernel variants it has (roadtest.kernel.variants), by name.
+    variants: tuple[str, ...] = ("main",)
+
+    def default_time(self, interactive: bool = False) -> TimeMode:
+        """Its clock when the run names none; `interactive`: with a terminal in the guest."""
+        modes = [m for m in self.time_modes if m.takes_terminal_input or not interactive]
+        if not modes:
+            raise RoadtestError(f"a {self.name} guest has no clock that a terminal can use")
+        return modes[0]
+
+    def time_mode(self, asked: TimeMode | None, interactive: bool = False) -> TimeMode:
+        """The clock a run gets when it asks for `asked` (None: the default); RoadtestError
+        for one this machine does not have, or one an interactive terminal cannot use."""
+        if asked is None:
+            return self.default_time(interactive)
+        if asked not in self.time_modes:
+            have = ", ".join(self.time_modes)
+            raise RoadtestError(
+                f"--roadtest-time={asked}: the {self.name} machine's guests run only in: {have}"
+            )
+        if interactive and not asked.takes_terminal_input:
+            raise RoadtestError(
+                f"--roadtest-time={asked} has no interactive terminal (a terminal's input is "
+                f"not time-synchronised): use --roadtest-time={self.default_time(True)}"
+            )
+        return asked
+
+    def check_variant(self, variant: str) -> None:
+        """RoadtestError when this machine has no kernel of that variant."""
+        if variant not in self.variants:
+            raise RoadtestError(
+                f"the {variant} kernel is not built for {self.name} guests "
+                f"(they have: {', '.join(self.variants)})"
+            )
 
     def describe(self) -> str:
         """The kind of guest and what runs it on this host, for a run's report header."""

@@ -20,6 +20,7 @@ from roadtest.machine.base import (
     BootConfig,
     GuestError,
     MachineType,
+    TimeMode,
     VirtioNode,
     device_node,
 )
@@ -144,6 +145,8 @@ class UMLMachine(MachineType):
     name = "um"
     target = UM
     gdb = True
+    time_modes = (TimeMode.SIM, TimeMode.TRAVEL, TimeMode.REAL)
+    variants = ("main", "coverage", "sanitizers")
 
     def describe(self) -> str:
         return "um (User-Mode Linux on the host)"

@@ -4,17 +4,16 @@ plugins the options ask for, and the backend's log."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pytest
 
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
-from roadtest.pytest_plugin import examples, gdb, timeouts
+from roadtest.pytest_plugin import examples, timeouts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.ktap import KtapReport
-from roadtest.pytest_plugin.options import boot_args, check_options, ktap_path
-from roadtest.pytest_plugin.stash import BOOT_ARGS, EXAMPLE_STATS, VERDICT
+from roadtest.pytest_plugin.options import check_options
+from roadtest.pytest_plugin.stash import EXAMPLE_STATS, VERDICT
 from roadtest.testing import coverage
 
 # At import, before any plugin's pytest_configure may load one (--hypothesis-profile).
@@ -25,11 +24,12 @@ profiles.register(default_cache_dir())
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The default time limit, set before pytest-timeout reads its settings (configure)."""
     if config.pluginmanager.hasplugin("timeout"):
-        timeouts.set_default_limit(config, limits=not gdb.enabled(config))
+        # Not run_options(config): a conftest may register its machine at configure.
+        timeouts.set_default_limit(config, limits=not config.getoption("--roadtest-gdb"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    check_options(config)
+    options = check_options(config)
     config.addinivalue_line(
         "markers",
         "roadtest_time(mode): the test needs the guest's clock in this mode (sim: a model's "
@@ -45,25 +45,21 @@ def pytest_configure(config: pytest.Config) -> None:
     if not chosen and not settings.get_current_profile_name().startswith("roadtest-"):
         settings.load_profile(profiles.QUICK)
     config.stash[EXAMPLE_STATS] = examples.ExampleStats()
-    if config.getoption("--roadtest-hostile"):
+    if options.hostile:
         from roadtest.pytest_plugin import hostile
 
-        hostile.check_hostile_options(config)
         config.pluginmanager.register(hostile.HostileCollection(), "roadtest-hostile")
-    config.stash[BOOT_ARGS] = boot_args(config.getoption("--roadtest-bootargs"))
     if config.pluginmanager.hasplugin("timeout"):
         config.pluginmanager.register(
             timeouts.GuestTimeouts(
-                lambda item: item.stash.get(VERDICT, None), limits=not gdb.enabled(config)
+                lambda item: item.stash.get(VERDICT, None), limits=not options.gdb
             ),
             "roadtest-timeouts",
         )
-    ktap = config.getoption("--roadtest-ktap")
-    if ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all reports
-        config.pluginmanager.register(KtapReport(ktap_path(ktap)), "roadtest-ktap")
-    out = config.getoption("--roadtest-coverage")
-    if out and not hasattr(config, "workerinput"):
-        coverage.start(Path(out).absolute())
+    if options.ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all
+        config.pluginmanager.register(KtapReport(options.ktap), "roadtest-ktap")
+    if options.coverage and not hasattr(config, "workerinput"):
+        coverage.start(options.coverage)
     logger = logging.getLogger("roadtest")
     logger.addHandler(BACKEND_LOG)
     if logger.level == logging.NOTSET:

@@ -30,15 +30,12 @@ from hypothesis.errors import HypothesisException, StopTest
 from roadtest.guest.client import AgentTimeout
 from roadtest.machine.console import TROUBLE
 from roadtest.pytest_plugin import verdicts
+from roadtest.run_options import DEFAULT_HANG_LIMIT
 
 if TYPE_CHECKING:
     from roadtest.machine.base import Machine
     from roadtest.testing.session import RoadtestSession
 
-# Host seconds an agent request of an example may take before the guest counts as hung
-# (a driver waits on hardware in guest time, which time-travel skips: seconds of host
-# time are a hang, not a slow device). `agent.run` and `guest.sleep` pass their own.
-DEFAULT_HANG_LIMIT = 10.0
 EXCERPT_LINES = 40
 MARKER = "roadtest: example "  # what the runner prints at each example's end
 
@@ -161,7 +158,7 @@ class ExampleRunner:
         test_id: str,
         new_log: Callable[[Machine], ExampleLog],
         stats: ExampleStats,
-        hang_limit: float | None = DEFAULT_HANG_LIMIT,
+        hang_limit: float | None = DEFAULT_HANG_LIMIT,  # run_options'
     ) -> None:
         self.session = session
         self.test_id = test_id

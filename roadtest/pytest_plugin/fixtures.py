@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,12 +14,12 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import default_cache_dir
+from roadtest.machine.base import TimeMode
 from roadtest.pytest_plugin import examples, gdb, tracecmd_capture, verdicts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.collection import collected
-from roadtest.pytest_plugin.options import time_mode, xdist_worker
+from roadtest.pytest_plugin.options import run_options, xdist_worker
 from roadtest.pytest_plugin.stash import (
-    BOOT_ARGS,
     CALL_FAILED,
     DEVICES,
     EXAMPLE_STATS,
@@ -30,11 +29,10 @@ from roadtest.pytest_plugin.stash import (
     VERDICT,
 )
 from roadtest.pytest_plugin.verdict import TestVerdict
+from roadtest.run_options import OPTIONS, RunOptions
 from roadtest.testing import coverage
 
 if TYPE_CHECKING:
-    from roadtest.arch import Target
-    from roadtest.kernel import Variant
     from roadtest.machine.base import Machine
     from roadtest.testing.devices import Device
     from roadtest.testing.hooks import DeviceHooks
@@ -73,19 +71,15 @@ def open_session(
     """The worker's guest session as the run's options say, booted (RoadtestError if it
     cannot be). `groups`: the sets of devices used together (default: each collected test
     module's); `terminal`: a host pty for an interactive shell in the guest (BootConfig)."""
-    from roadtest.machine import registry
     from roadtest.testing.session import RoadtestSession, default_workdir
 
     interactive = terminal is not None
-    if interactive and time_mode(config, interactive) == "sim":
-        # A terminal is a UML line, whose input reaches the guest at no time of the
-        # calendar: a guest frozen between agent requests would never read it.
-        raise RoadtestError(
-            "--roadtest-time=sim has no interactive terminal (a UML line's input is not "
-            "time-synchronised): use --roadtest-time=travel or real"
-        )
+    # A terminal's input reaches the guest at no time of the calendar: the shell's clock
+    # is one a terminal can use (RunOptions.parse says so in one line otherwise).
+    options = RunOptions.parse(_values(config), interactive=True) if interactive else None
+    options = options or run_options(config)
     worker, index = xdist_worker()
-    cpu = config.getoption("--roadtest-cpu")
+    cpu = options.cpu
     if cpu is None:
         # One per xdist worker, among the CPUs this process may use: a run started on a
         # pinned CPU (make test's second lane, a bisection's oracle) stays there.
@@ -94,20 +88,19 @@ def open_session(
     # The backend thread (started below, inheriting this) shares the guest's CPU: an I2C
     # round trip took half the time that way (bench/bench_foundation.py).
     os.sched_setaffinity(0, {cpu})
-    workdir_opt = config.getoption("--roadtest-workdir")
     cache = default_cache_dir()
-    workdir = Path(workdir_opt) / worker if workdir_opt else default_workdir(cache, worker)
+    workdir = options.workdir / worker if options.workdir else default_workdir(cache, worker)
     if groups is None:
         groups = list(collected(config).values())
-    coverage_dir = config.getoption("--roadtest-coverage")
-    machine = registry.get(config.getoption("--roadtest-machine"))
-    kernel_dir = config.getoption("--roadtest-kernel")
-    if kernel_dir:
+    machine = options.machine
+    if options.kernel_dir is not None:
         from roadtest.kernel import kernel_in
 
-        kernel = kernel_in(Path(kernel_dir).absolute(), machine.target)
+        kernel = kernel_in(options.kernel_dir, machine.target)
     else:
-        kernel = machine.build(repo_root(), _kernel_variant(config, machine.target))
+        kernel = machine.build(
+            repo_root(), options.variant.build_variant(repo_root(), machine.target)
+        )
     session = RoadtestSession(
         kernel,
         [],
@@ -115,19 +108,18 @@ def open_session(
         groups=groups,
         machine=machine,
         cpu=cpu,
-        time=time_mode(config, interactive),
-        boot_timeout=config.getoption("--roadtest-boot-timeout"),
-        hooks=_device_hooks(config, kernel.release),
-        module_overrides=[Path(p) for p in config.getoption("--roadtest-module")],
-        boot_args=[*_variant_boot_args(config), *config.stash[BOOT_ARGS]],
+        time=options.time,
+        boot_timeout=options.boot_timeout,
+        hooks=_device_hooks(options, kernel.release),
+        module_overrides=list(options.modules),
+        boot_args=[*options.variant.boot_args, *options.boot_args],
         terminal=terminal,
-        debugger=gdb.waiter(config) if gdb.enabled(config) else None,
+        debugger=gdb.waiter(config) if options.gdb else None,
     )
-    modules_used = config.getoption("--roadtest-modules-used")
-    if modules_used:
-        session.modules_log = Path(modules_used).absolute()
-    if coverage_dir:
-        snapshots = coverage.Snapshots(Path(coverage_dir).absolute(), kernel, worker)
+    if options.modules_used is not None:
+        session.modules_log = options.modules_used
+    if options.coverage is not None:
+        snapshots = coverage.Snapshots(options.coverage, kernel, worker)
         session.before_guest_ends.append(snapshots.take)
     try:
         session.start()
@@ -137,41 +129,20 @@ def open_session(
     return session
 
 
-def _kernel_variant(config: pytest.Config, target: Target) -> Variant | None:
-    """The kernel the run's options ask for: a variant, or None for the main kernel."""
-    if config.getoption("--roadtest-coverage"):
-        return coverage.kernel_variant(repo_root(), target)
-    if config.getoption("--roadtest-sanitizers"):
-        from roadtest.kernel import sanitizers
-
-        return sanitizers.kernel_variant(repo_root(), target)
-    return None
+def _values(config: pytest.Config) -> dict[str, object]:
+    return {option.dest: config.getoption(option.name) for option in OPTIONS}
 
 
-def _variant_boot_args(config: pytest.Config) -> tuple[str, ...]:
-    """What the variant's guests need on their kernel command line (before the user's)."""
-    if config.getoption("--roadtest-sanitizers"):
-        from roadtest.kernel import sanitizers
-
-        return sanitizers.BOOT_ARGS
-    return ()
-
-
-def _device_hooks(config: pytest.Config, kernel_release: str) -> DeviceHooks | None:
-    record = config.getoption("--roadtest-record")
-    replay = config.getoption("--roadtest-replay")
-    if record and replay:
-        raise RoadtestError("--roadtest-record and --roadtest-replay cannot be used together")
-    if record:
+def _device_hooks(options: RunOptions, kernel_release: str) -> DeviceHooks | None:
+    """What answers the devices: recorded models, golden traces, or (None) the models."""
+    if options.record is not None:
         from roadtest.recorder.recording import RecordingHooks
 
-        return RecordingHooks(Path(record), kernel_release)
-    if replay:
+        return RecordingHooks(options.record, kernel_release)
+    if options.replay is not None:
         from roadtest.replayer.player import ReplayHooks
 
-        results = config.getoption("--roadtest-replay-results")
-        tolerate = config.getoption("--roadtest-replay-tolerate-repeats")
-        return ReplayHooks(Path(replay), Path(results) if results else None, tolerate)
+        return ReplayHooks(options.replay, options.replay_results, options.replay_tolerate_repeats)
     return None
 
 
@@ -201,7 +172,7 @@ def guest(
     test_log = TestVerdict(session, guest.console.mark(), len(BACKEND_LOG.records))
     request.node.stash[VERDICT] = test_log
     session.on_replaced = test_log.follow
-    if session.time == "travel" and request.config.getoption("--roadtest-replay"):
+    if session.time == TimeMode.TRAVEL and run_options(request.config).replay is not None:
         # A player's divergence, whether it fails the call (the driver's EIO) or shows
         # when the device is detached, gets the line.
         test_log.note = REPLAY_TIMING_NOTE
@@ -219,9 +190,7 @@ def guest(
             node_id,
             lambda guest: TestVerdict(session, _console_mark(guest), len(BACKEND_LOG.records)),
             request.config.stash[EXAMPLE_STATS],
-            None
-            if gdb.enabled(request.config)
-            else request.config.getoption("--roadtest-hang-limit"),
+            None if run_options(request.config).gdb else run_options(request.config).hang_limit,
         )
         request.node.stash[RUNNER] = runner
         inner = handle.inner_test

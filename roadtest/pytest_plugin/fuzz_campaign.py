@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from roadtest.errors import RoadtestError
+from roadtest.errors import UsageError
 from roadtest.fuzz import profiles
 from roadtest.pytest_plugin.examples import ExampleStats
 
@@ -38,10 +38,10 @@ def parse_duration(text: str) -> float:
     """`90`, `90s`, `10m`, `1.5h` as seconds (RoadtestError otherwise, or if not positive)."""
     found = _DURATION.fullmatch(text.strip())
     if found is None:
-        raise RoadtestError(f"--duration {text!r}: not a duration (e.g. 90s, 10m, 1h)")
+        raise UsageError(f"--duration {text!r}: not a duration (e.g. 90s, 10m, 1h)")
     seconds = float(found.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[found.group(2)]
     if seconds <= 0:
-        raise RoadtestError(f"--duration {text!r}: must be more than nothing")
+        raise UsageError(f"--duration {text!r}: must be more than nothing")
     return seconds
 
 
@@ -202,11 +202,11 @@ def fuzz(
     from hypothesis import core, settings
 
     if examples is not None and examples < 1:
-        raise RoadtestError(f"--examples {examples}: must be at least 1")
+        raise UsageError(f"--examples {examples}: must be at least 1")
     for item in selection:
         path = Path(item.partition("::")[0])
         if not path.exists():
-            raise RoadtestError(f"{item}: no such test file or directory")
+            raise UsageError(f"{item}: no such test file or directory")
     profiles.check_database(profiles.database_dir(cache))
     build_kernel()  # before pytest, so its progress is not hidden behind pytest's capture
     profiles.register(cache)

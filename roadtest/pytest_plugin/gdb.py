@@ -15,7 +15,6 @@ long as they like.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -23,35 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from roadtest.machine import registry
 from roadtest.machine.base import GuestError, Machine
 
-OPTION = "--roadtest-gdb"
 _POLL = 0.2  # seconds between looks for a debugger
-
-
-def enabled(config: pytest.Config) -> bool:
-    return bool(config.getoption(OPTION, False))
-
-
-def check(config: pytest.Config) -> None:
-    """What makes --roadtest-gdb impossible, as pytest's usage error (one line, exit 4)."""
-    if not enabled(config):
-        return
-    workers = config.getoption("numprocesses", None)  # xdist's -n, when xdist is loaded
-    if workers:
-        raise pytest.UsageError(
-            f"roadtest: {OPTION}: one guest at a time; drop -n {workers} (pytest-xdist)"
-        )
-    machine = registry.get(config.getoption("--roadtest-machine"))
-    if not machine.gdb:
-        able = ", ".join(n for n in registry.names() if registry.get(n).gdb)
-        raise pytest.UsageError(
-            f"roadtest: {OPTION}: gdb cannot attach to a {machine.name} guest "
-            f"(--roadtest-machine {able or 'none'} can)"
-        )
-    if shutil.which("gdb") is None:
-        raise pytest.UsageError(f"roadtest: {OPTION}: gdb not found: apt-get install gdb")
 
 
 def waiter(config: pytest.Config) -> Callable[[Machine, list[Path]], None]:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 import pytest
 from hypothesis import given
 
-from roadtest.errors import RoadtestError
 from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
 from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import I2CModel
@@ -167,8 +166,3 @@ class HostileCollection:
                 f"no fuzzable device in {args}: hostile mode needs a test file that declares "
                 "an I2CDevice"
             )
-
-
-def check_hostile_options(config: pytest.Config) -> None:
-    if config.getoption("--roadtest-record") or config.getoption("--roadtest-replay"):
-        raise RoadtestError("--roadtest-hostile cannot record or replay: its devices lie")

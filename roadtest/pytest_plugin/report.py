@@ -13,16 +13,14 @@ from roadtest.errors import RoadtestError
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
 from roadtest.pytest_plugin import examples
-from roadtest.pytest_plugin.options import time_mode
+from roadtest.pytest_plugin.options import run_options
 from roadtest.pytest_plugin.stash import CALL_FAILED, RUNNER, UNSUPPORTED, VERDICT
 from roadtest.testing import coverage
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from roadtest.machine import registry
-
-    machine = registry.get(config.getoption("--roadtest-machine"))
-    return [f"roadtest machine: {machine.describe()}", f"roadtest time: {time_mode(config)}"]
+    options = run_options(config)
+    return [f"roadtest machine: {options.machine.describe()}", f"roadtest time: {options.time}"]
 
 
 @pytest.hookimpl(trylast=True)
@@ -38,52 +36,50 @@ def pytest_terminal_summary(
             f"time mode (see their skip reasons, -rs), the first: {unsupported[0]}",
             yellow=True,
         )
-    out = config.getoption("--roadtest-coverage")
-    if not out or hasattr(config, "workerinput"):
+    options = run_options(config)
+    out = options.coverage
+    if out is None or hasattr(config, "workerinput"):
         return
-    from roadtest.kernel import cached_kernel
-
     terminalreporter.section("roadtest driver coverage")
-    kernel = cached_kernel(repo_root(), variant=coverage.kernel_variant(repo_root()))
+    kernel = options.variant.cached(repo_root(), options.machine.target)
     if kernel is None:
         terminalreporter.write_line("no coverage kernel: no guest ran")
         return
     try:
-        terminalreporter.write_line(coverage.report(Path(out).absolute(), kernel))
+        terminalreporter.write_line(coverage.report(out, kernel))
     except RoadtestError as err:
         terminalreporter.write_line(f"roadtest: {err}")
 
 
 # Options a failing example's reproducer keeps: they change the kernel, modules or examples.
-_REPRODUCED_OPTIONS = (
-    "--roadtest-kernel",
-    "--roadtest-module",
-    "--roadtest-hostile",
-    "--roadtest-sanitizers",
-    "--roadtest-bootargs",
-    "--roadtest-hang-limit",
-    "--roadtest-no-time-travel",
-    "--roadtest-time",
-    "--hypothesis-profile",
-    "--hypothesis-seed",
-)
-
-
-_FLAGS = ("--roadtest-hostile", "--roadtest-sanitizers", "--roadtest-no-time-travel")
+# Run options a failing example's reproducer keeps: they change the machine, the kernel,
+# its modules or the examples (by RunOptions dest).
+_REPRODUCED = {
+    "roadtest_machine",
+    "roadtest_kernel",
+    "roadtest_module",
+    "roadtest_hostile",
+    "roadtest_sanitizers",
+    "roadtest_bootargs",
+    "roadtest_hang_limit",
+    "roadtest_no_time_travel",
+    "roadtest_time",
+}
+_HYPOTHESIS_OPTIONS = ("--hypothesis-profile", "--hypothesis-seed")
 
 
 def _reproducer(item: pytest.Item) -> str:
     """The command that runs `item` again as this run did (quoted for a shell)."""
     import shlex
 
-    args = list(item.config.invocation_params.args)
-    kept: list[str] = []
-    for i, arg in enumerate(args):
-        name = arg.partition("=")[0]
-        if name in _REPRODUCED_OPTIONS:
-            kept.append(arg)
-            if "=" not in arg and i + 1 < len(args) and name not in _FLAGS:
-                kept.append(args[i + 1])
+    from roadtest import run_options
+
+    values, rest = run_options.take(list(item.config.invocation_params.args))
+    kept = run_options.as_arguments({d: v for d, v in values.items() if d in _REPRODUCED})
+    for i, arg in enumerate(rest):
+        name, eq, _ = arg.partition("=")
+        if name in _HYPOTHESIS_OPTIONS:
+            kept += [arg] if eq or i + 1 >= len(rest) else [arg, rest[i + 1]]
     return shlex.join(["roadtest", "run", item.nodeid, *kept])
 
 
@@ -136,7 +132,7 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call" and report.failed:
         item.stash[CALL_FAILED] = True
-    results = item.config.getoption("--roadtest-replay-results")
+    results = run_options(item.config).replay_results
     if results and report.failed:
         from roadtest.replayer.results import add_failed_test
 

@@ -93,8 +93,10 @@ class TraceCmdCapture:
 def for_config(config: pytest.Config) -> TraceCmdCapture | None:
     """The run's capture, when --roadtest-trace-cmd asks for one."""
     if _CAPTURE not in config.stash:
-        out = config.getoption("--roadtest-trace-cmd")
-        config.stash[_CAPTURE] = TraceCmdCapture(Path(out)) if out else None
+        from roadtest.pytest_plugin.options import run_options
+
+        out = run_options(config).trace_cmd
+        config.stash[_CAPTURE] = TraceCmdCapture(out) if out else None
     return config.stash[_CAPTURE]
 
 

@@ -23,14 +23,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from roadtest.arch import Target
-from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import Kernel, Variant, config_fragments
+from roadtest.kernel import Kernel
 from roadtest.testing.modules import ModuleInfo
 
-# kbuild's own gcov flags, for module objects only (CFLAGS_GCOV is expanded by kbuild).
-MAKE_VARS = ("CFLAGS_MODULE=$(CFLAGS_GCOV)",)
 _DEBUGFS = "/sys/kernel/debug/gcov"
 
 
@@ -38,14 +34,6 @@ class _Files(Protocol):  # the guest agent, as far as copying out files goes
     def read_file(self, path: str) -> bytes: ...
 
     def run(self, argv: list[str], timeout: float = ...) -> tuple[int, bytes, bytes]: ...
-
-
-def kernel_variant(root: Path, target: Target = UM) -> Variant:
-    """The coverage kernel: the main kernel's config, with kbuild's gcov flags for module
-    objects (the main kernel has gcov support, idle)."""
-    if target != UM:
-        raise RoadtestError(f"the coverage kernel is UML's: {target.name} has none yet")
-    return Variant(tuple(config_fragments(root, target)), MAKE_VARS)
 
 
 def objects_of(kernel: Kernel, module: ModuleInfo) -> list[Path]:

@@ -32,7 +32,7 @@ from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
-from roadtest.machine.base import BootConfig, Machine, MachineType, VirtioNode
+from roadtest.machine.base import BootConfig, Machine, MachineType, TimeMode, VirtioNode
 from roadtest.models.base import I2CModel, restore_inputs, saved_inputs
 from roadtest.simtime.clock import SimulatedClock
 from roadtest.testing import devicetree, kmemleak
@@ -149,7 +149,7 @@ class RoadtestSession:
         devices: Sequence[Device],
         workdir: Path,
         cpu: int | None = 0,
-        time: str = "travel",
+        time: TimeMode = TimeMode.SIM,
         boot_timeout: float = 30.0,
         hooks: DeviceHooks | None = None,
         module_overrides: list[Path] | None = None,
@@ -179,8 +179,8 @@ class RoadtestSession:
         self.modules = ModuleIndex(kernel.modules_dir)
         for path in module_overrides or []:
             self.modules.override(path)
-        self.time = time  # machine.base.TIME_MODES
-        self.backend = Backend(workdir, simulated_time=time == "sim")
+        self.time = TimeMode(time)
+        self.backend = Backend(workdir, simulated_time=self.time == TimeMode.SIM)
         self.cpu = cpu
         self.boot_timeout = boot_timeout  # host seconds from start to the agent's ready
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
@@ -277,7 +277,7 @@ class RoadtestSession:
             virtio=virtio_nodes(self.backend),
             cpu=self.cpu,
             time=self.time,
-            time_socket=self.backend.socket("time") if self.time == "sim" else None,
+            time_socket=self.backend.socket("time") if self.time == TimeMode.SIM else None,
             agent_channel=self.backend.console.new_channel if self.backend.console else None,
             before_poweroff=self.backend.console.agent_leaves if self.backend.console else None,
             boot_timeout=self.boot_timeout,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from roadtest.errors import RoadtestError
+from roadtest.errors import UsageError
 
 VMS = ("qemu",)
 MEMORY = "1G"  # the run's Python, UML's 128M (in the VM's /dev/shm), the root's tmpfs
@@ -58,7 +58,7 @@ def take_vm(argv: list[str]) -> tuple[list[str], str | None]:
             rest.append(arg)
             continue
         if vm not in VMS:
-            raise RoadtestError(f"--vm: {vm or '(no value)'!r} is not one of: {', '.join(VMS)}")
+            raise UsageError(f"--vm: {vm or '(no value)'!r} is not one of: {', '.join(VMS)}")
     return rest, vm
 
 
@@ -92,12 +92,12 @@ def check_supported(args: list[str]) -> None:
     for arg in args:
         what = _UNSUPPORTED.get(arg.split("=", 1)[0])
         if what is not None:
-            raise RoadtestError(f"--vm qemu runs the main UML kernel: {arg} ({what}) is not here")
+            raise UsageError(f"--vm qemu runs the main UML kernel: {arg} ({what}) is not here")
     if "--roadtest-time=travel" in args or _after(args, "--roadtest-time") == "travel":
         # A real alarm handled inside time_travel_update_time_rel: "time-travel: time goes
         # backwards". Simulated time (the default) has no real alarm, and real time none
         # of basic time-travel's bookkeeping.
-        raise RoadtestError(
+        raise UsageError(
             "--vm qemu: UML's basic time-travel panics in the VM: use --roadtest-time=sim "
             "(the default) or real"
         )
@@ -160,7 +160,7 @@ def run_in_vm(
             time.sleep(POLL)
         vm.stop()
     except GuestError as err:
-        raise RoadtestError(f"--vm qemu: {err}") from None
+        raise UsageError(f"--vm qemu: {err}") from None
     finally:
         vm.kill()
     # A signal's death in the VM reads as the shell's 128 + N, as on the host.

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from roadtest.arch.um import UM
 from roadtest.checkout import repo_root
-from roadtest.kernel import default_cache_dir, ensure_kernel, sanitizers
+from roadtest.kernel import default_cache_dir
 from roadtest.kernel.external import build_external_module
+from roadtest.kernel.variants import SANITIZERS
 
 LEAK = Path(__file__).parent / "data" / "opt3001-leak-in-probe.patch"
 DRIVER = "drivers/iio/light/opt3001.c"
@@ -43,7 +45,7 @@ def hostile(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.timeout(900)  # a module build, and a kmemleak scan per example while shrinking
 def test_hostile_mode_finds_a_probe_that_leaks(tmp_path: Path) -> None:
-    kernel = ensure_kernel(repo_root(), variant=sanitizers.kernel_variant(repo_root()))
+    kernel = SANITIZERS.ensure(repo_root(), UM)
     leaky = build_external_module(kernel, DRIVER, tmp_path, patches=[LEAK])
     result = hostile(f"--roadtest-module={leaky}")
     out = result.stdout

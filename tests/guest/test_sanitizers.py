@@ -17,9 +17,11 @@ import pytest
 from test_harness import CACHE, run
 from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
 
+from roadtest.arch.um import UM
 from roadtest.checkout import repo_root
-from roadtest.kernel import ensure_kernel, sanitizers
+from roadtest.kernel import ensure_kernel
 from roadtest.kernel.external import build_own_module
+from roadtest.kernel.variants import SANITIZERS
 
 PROOF = Path(__file__).parent / "data" / "sanitizer_proof.c"
 ROADTEST = Path(sys.executable).with_name("roadtest")
@@ -27,7 +29,7 @@ ROADTEST = Path(sys.executable).with_name("roadtest")
 
 @pytest.fixture(scope="module")
 def proof_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    variant = sanitizers.kernel_variant(repo_root())
+    variant = SANITIZERS.build_variant(repo_root(), UM)
     kernel = ensure_kernel(repo_root(), variant=variant, cache_dir=CACHE)
     return build_own_module(kernel, PROOF, tmp_path_factory.mktemp("proof"))
 

@@ -22,6 +22,7 @@ from test_harness import run
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
+from roadtest.machine.base import TimeMode
 from roadtest.machine.process import ProcessGuest
 from roadtest.testing.session import RoadtestSession
 from roadtest.trace.format import read_trace
@@ -102,7 +103,7 @@ def test_hypothesis_examples_reproduce_exactly() -> None:
 def test_an_idle_guest_sleeps(tmp_path: Path) -> None:
     kernel = ensure_kernel(repo_root())
     cpu = min(os.sched_getaffinity(0))
-    session = RoadtestSession(kernel, [], tmp_path / "work", cpu=cpu, time="sim")
+    session = RoadtestSession(kernel, [], tmp_path / "work", cpu=cpu, time=TimeMode.SIM)
     try:
         session.start()
         guest = session.guest

@@ -110,7 +110,7 @@ def test_a_dirty_tree_is_refused_and_left_alone(
 
 def test_one_mode_at_a_time(tmp_path: Path, tree: tuple[Path, list[str]]) -> None:
     result = bisect(tmp_path, "--tree", str(tree[0]), "--series", "s", "--", "t.py")
-    assert result.returncode == 2 and "not allowed with argument" in result.stderr
+    assert result.returncode == 4 and "not allowed with argument" in result.stderr
 
 
 def _tarball(tmp_path: Path) -> SourceIdentity:

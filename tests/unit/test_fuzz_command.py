@@ -32,14 +32,15 @@ def test_durations(text: str, seconds: float) -> None:
 @pytest.mark.parametrize("text", ["", "10 minutes", "-5m", "0", "1d"])
 def test_bad_durations(roadtest: Roadtest, text: str) -> None:
     result = roadtest("fuzz", f"--duration={text}", "tests/drivers")
-    assert result.returncode == 2
+    assert result.returncode == 4
     assert result.stderr.startswith("roadtest: --duration ")
     assert len(result.stderr.splitlines()) == 1
 
 
-def one_line_error(result: Result, *words: str) -> None:
+def one_line_error(result: Result, *words: str, status: int = 4) -> None:
+    """One line naming `words`, and exit `status` (4: a usage error; 2: another problem)."""
     stderr = result.stderr
-    assert result.returncode == 2, stderr
+    assert result.returncode == status, stderr
     assert len(stderr.splitlines()) == 1, stderr
     for word in words:
         assert word in stderr
@@ -63,13 +64,15 @@ def test_a_corrupt_example_database(roadtest: Roadtest, own_cache: Path) -> None
     entry = profiles.database_dir(own_cache) / "0123456789abcdef"
     entry.mkdir(parents=True)
     (entry / "fedcba9876543210").write_bytes(b"\xff\xfe not an example")
-    one_line_error(roadtest("fuzz", "tests/drivers"), "is damaged", str(entry / "fedcba9876543210"))
+    one_line_error(
+        roadtest("fuzz", "tests/drivers"), "is damaged", str(entry / "fedcba9876543210"), status=2
+    )
 
 
 def test_an_example_database_that_is_a_file(roadtest: Roadtest, own_cache: Path) -> None:
     own_cache.mkdir(parents=True)
     profiles.database_dir(own_cache).write_text("no")
-    one_line_error(roadtest("fuzz", "tests/drivers"), "not a directory")
+    one_line_error(roadtest("fuzz", "tests/drivers"), "not a directory", status=2)
 
 
 def test_a_database_hypothesis_wrote_is_accepted(own_cache: Path) -> None:

@@ -393,6 +393,7 @@ def test_replay_takes_the_options_of_roadtest_run(
     monkeypatch.setenv("ROADTEST_ROOT", str(root))
     monkeypatch.setattr("roadtest.cli.run_pytest", fake)
     module = tmp_path / "my-driver.ko"
+    module.write_bytes(b"\x7fELF" + bytes(60))  # an ELF file: what a module is, for the check
     result = roadtest("replay", f"--roadtest-module={module}", "--golden", golden, "-x")
     assert result.returncode == 0, result
     (args,) = fake.runs
@@ -465,3 +466,17 @@ def test_a_results_directory_that_cannot_be_made_is_one_line(tmp_path: Path) -> 
     with pytest.raises(RoadtestError, match="^cannot make the replay's results directory in "):
         with results_directory(blocker / "replay"):
             pass
+
+
+def test_a_run_option_with_its_value_apart_is_not_a_selection(
+    tmp_path: Path, root: Path, monkeypatch: pytest.MonkeyPatch, roadtest: Roadtest
+) -> None:
+    # The README's spelling, `--machine x86_64`, is the machine, not a test named x86_64.
+    golden = record_golden(tmp_path / "golden", TEST)
+    fake = FakePytest(root)
+    monkeypatch.setenv("ROADTEST_ROOT", str(root))
+    monkeypatch.setattr("roadtest.cli.run_pytest", fake)
+    result = roadtest("replay", "--machine", "x86_64", "--golden", golden)
+    assert result.returncode == 0, result
+    (args,) = fake.runs
+    assert "--roadtest-machine=x86_64" in args and "x86_64" not in args

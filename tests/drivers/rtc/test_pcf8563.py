@@ -204,8 +204,8 @@ def test_alarm(guest: RoadtestSession) -> None:
         assert (wake.enabled, wake.pending) == (True, False)
         assert wake.time.tm_hour == 1 and wake.time.tm_min == 2
 
-        # Only the clock sets AF and only AF (with AIE) pulls INT low: whatever the
-        # guest does meanwhile, neither has happened before the alarm's minute.
+        # Only the clock sets AF, and only AF (with AIE; the timer is off) pulls INT low:
+        # nothing the guest does meanwhile can make either happen before the alarm's minute.
         fired = line.interrupts
         model.advance(49)  # 01:01:59: not yet
         assert not model.alarm_flag and model.irq.input
