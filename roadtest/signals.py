@@ -5,6 +5,9 @@ guest shut down and no staging removed. Raising KeyboardInterrupt instead lets
 pytest tear the session down as it does for Ctrl-C; since pytest swallows the
 exception (it returns its "interrupted" status), the signal is remembered for
 the command to report as `roadtest: interrupted` with status 128 + signal.
+The KeyboardInterrupt can be lost: raised while a gc callback (Hypothesis has one),
+a `__del__` or a weakref callback runs, Python prints it as "ignored" and goes on.
+The signal is still remembered, and the pytest plugin stops before the next test.
 A `deferred()` block (the switch of golden traces) holds the signal until it ends.
 
 An interactive session (`roadtest shell`) is different: Ctrl-C belongs to the
@@ -52,6 +55,11 @@ def restore(previous: dict[int, Any]) -> None:
     for sig, handler in previous.items():
         signal.signal(sig, handler)
     _received = None
+
+
+def installed() -> bool:
+    """Whether install()'s handler takes SIGINT now (a roadtest command, not plain pytest)."""
+    return signal.getsignal(signal.SIGINT) is _handler
 
 
 def received() -> int | None:

@@ -1,5 +1,6 @@
 """The run's set-up: the Hypothesis profile, the hostile, timeout, KTAP and coverage
-plugins the options ask for, and the backend's log."""
+plugins the options ask for, the backend's log, and a stop at the next test after a
+Ctrl-C or SIGTERM that something swallowed."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 
 import pytest
 
+from roadtest import signals
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
 from roadtest.pytest_plugin import examples, timeouts
@@ -28,8 +30,30 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         timeouts.set_default_limit(config, limits=not config.getoption("--roadtest-gdb"))
 
 
+# What Python prints for a KeyboardInterrupt it could not raise (in a gc callback, say):
+# pytest shows it as a warning, with a traceback, when the test's phase ends.
+_SWALLOWED_INTERRUPT = r"ignore:(?ms).*^KeyboardInterrupt$:pytest.PytestUnraisableExceptionWarning"
+
+
+class StopOnSignal:
+    """A SIGINT or SIGTERM whose KeyboardInterrupt was lost (raised in a gc callback, which
+    Python reports as "ignored" and goes on: Hypothesis has one) stops the run before the
+    next test, as the KeyboardInterrupt would have; the command then says `roadtest:
+    interrupted` and exits 130. Without this, every remaining test ran first."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        if signals.received() is None:
+            return None
+        item.session.shouldstop = f"roadtest: {signals.describe()}"
+        return True  # the test does not run; pytest stops after this "protocol"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     options = check_options(config)
+    if signals.installed():  # a roadtest command, which remembers the signal
+        config.pluginmanager.register(StopOnSignal(), "roadtest-stop-on-signal")
+        config.addinivalue_line("filterwarnings", _SWALLOWED_INTERRUPT)
     config.addinivalue_line(
         "markers",
         "roadtest_time(mode): the test needs the guest's clock in this mode (sim: a model's "

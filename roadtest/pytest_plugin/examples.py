@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hypothesis.errors import HypothesisException, StopTest
 
+from roadtest import signals
 from roadtest.guest.client import AgentTimeout
 from roadtest.machine.console import TROUBLE
 from roadtest.pytest_plugin import verdicts
@@ -180,6 +181,9 @@ class ExampleRunner:
 
     def run(self, inner: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True
+        # A Ctrl-C whose KeyboardInterrupt was lost (Hypothesis's gc callback) ends the
+        # test here, not after its last example.
+        signals.check()
         start = time.monotonic()
         restarted = self._ready()
         guest = self.session.ensure_guest()
