@@ -15,7 +15,8 @@ behind: kmemleak is asked after each unbind (it costs a second or two per exampl
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given
@@ -25,7 +26,13 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import I2CModel
 from roadtest.models.regmap import RegisterMap
 from roadtest.testing.devices import I2CDevice, declared_devices
+from roadtest.testing.hooks import DeviceHooks
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
+
+if TYPE_CHECKING:
+    from roadtest.backend.gpio import GpioLine
+    from roadtest.backend.i2c_transfer import BusTarget
+    from roadtest.trace.names import TracedDevice
 
 # The children a device's drivers register, as globs under its sysfs directory.
 CHILDREN = (
@@ -114,26 +121,50 @@ def hostile_test(device: I2CDevice[I2CModel]) -> Callable[..., None]:
     """The Hypothesis test of `device` behind a hostile device."""
 
     def test(guest: RoadtestSession, plan: HostilePlan) -> None:
-        dev = guest.attach(device)
-        handler = HostileHandler(dev.model, plan, dev.lines.get("irq"))
-        guest.backend.i2c.detach(dev.addr)  # the honest model goes; the hostile one comes
-        guest.backend.i2c.attach(dev.addr, handler)
-        try:
-            try:
-                dev.bind()
-            except BindError:
-                return  # the probe refused the device: a right answer
-            exercise(guest, dev)
-        finally:
-            try:
-                guest.detach(dev)
-            except ProtocolError:
-                pass  # the guest died: the examples runner says how
+        with guest.hooks_wrapped(lambda inner: HostileHooks(inner, plan)):
+            _example(guest, device)
         check_leaks(guest, device.compatible)
 
     test.__name__ = test.__qualname__ = f"hostile_{device.origin.rpartition('.')[2]}"
     register_map = getattr(device.model, "register_map", None)
     return given(plan=plans(register_map if isinstance(register_map, RegisterMap) else None))(test)
+
+
+def _example(guest: RoadtestSession, device: I2CDevice[I2CModel]) -> None:
+    """Attach (behind the hostile device), bind, exercise, detach."""
+    dev = guest.attach(device)
+    try:
+        try:
+            dev.bind()
+        except BindError:
+            return  # the probe refused the device: a right answer
+        exercise(guest, dev)
+    finally:
+        try:
+            guest.detach(dev)
+        except ProtocolError:
+            pass  # the guest died: the examples runner says how
+
+
+class HostileHooks:
+    """DeviceHooks that answer every device attached through them with its model behind
+    `plan`, keeping what the hooks they wrap observe (a recorder's observer) and decide."""
+
+    def __init__(self, inner: DeviceHooks, plan: HostilePlan) -> None:
+        self.inner = inner
+        self.plan = plan
+
+    def attached(
+        self, test_id: str, device: TracedDevice, model: I2CModel, lines: Mapping[str, GpioLine]
+    ) -> BusTarget:
+        _, observer = self.inner.attached(test_id, device, model, lines)
+        return HostileHandler(model, self.plan, lines.get("irq")), observer
+
+    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
+        self.inner.marker(device, what, detail)
+
+    def detached(self, device: TracedDevice) -> list[Exception]:
+        return self.inner.detached(device)
 
 
 class HostileModule(pytest.Module):

@@ -22,7 +22,7 @@ from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, Transfer
 from roadtest.models.base import I2CModel, SMBusModel
-from roadtest.trace.format import Header, TraceWriter
+from roadtest.trace.format import Header, TraceWriter, TraceWriteError
 from roadtest.trace.names import TracedDevice, chip_name, trace_name
 
 
@@ -38,7 +38,7 @@ def header_for(kernel_release: str, test_id: str, device: TracedDevice, model: I
     return Header(
         kernel=kernel_release,
         test=test_id,
-        bus="i2c",
+        bus=device.bus,
         address=device.address,
         compatible=device.compatible,
         model=model_name(model),
@@ -83,20 +83,29 @@ class _DeviceTrace:
 
     def end(self, transfer: Transfer) -> None:
         self._serving = None
-        self.writer.event(
-            "i2c",
-            msgs=[
-                {"flags": m.flags, "len": m.length, "data": bytes(m.data), "status": m.status}
-                for m in transfer.messages
-            ],
-        )
         after, self._after = self._after, []
-        for kind, fields in after:
-            self.writer.event(kind, **fields)
+        if self.writer.failure is not None:
+            return  # reported once, where it happened
+        try:
+            self.writer.event(
+                "i2c",
+                msgs=[
+                    {"flags": m.flags, "len": m.length, "data": bytes(m.data), "status": m.status}
+                    for m in transfer.messages
+                ],
+            )
+            for kind, fields in after:
+                self.writer.event(kind, **fields)
+        except TraceWriteError as err:
+            # Not raised into the backend, which would leave the driver's request
+            # unanswered (the guest would hang): the test's verdict names it.
+            transfer.fault("recording", err)
 
     # GPIO lines and the model's inputs
 
     def gpio(self, line: GpioLine, op: str, value: int, status: int) -> None:
+        if self.writer.failure is not None:
+            return  # reported once, where it happened (a GPIO observer's failure is)
         name = self.names.get(line.index, "")
         if op == "input":
             fields = {"line": line.index, "name": name, "level": value}

@@ -463,6 +463,11 @@ class ReplayHooks:
                 f"{trace_name(test_id)}.rtrace): record it with `roadtest record`{hint}"
             )
         header = self.index.headers[path]
+        if header.bus != device.bus:
+            raise ReplayError(
+                f"the golden trace {path} is of a device on {header.bus}, and "
+                f"{device.origin} is on {device.bus}"
+            )
         try:
             _, events = read_trace(path)
         except TraceError as err:  # changed since the scan: the player fails at once

@@ -36,11 +36,12 @@ import types
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from roadtest.errors import RoadtestError
 from roadtest.models.base import I2CModel
-from roadtest.testing.devicetree import I2C_ADDRESSES, NGPIO, Parent, Placed, fill
+from roadtest.testing import bus
+from roadtest.testing.devicetree import NGPIO, Placed, fill
 
 
 class PlacementError(RoadtestError):
@@ -53,17 +54,19 @@ M_co = TypeVar("M_co", bound=I2CModel, covariant=True)
 
 
 @dataclass(eq=False)
-class I2CDevice(Generic[M_co]):
-    """An I2C device: its devicetree node (with placeholders) and the model that answers for it.
+class ModelDevice(Generic[M_co]):
+    """A device on a bus where a model answers for it (`bus` names it: testing/bus/): its
+    devicetree node (with placeholders) and its model. Declare one of its kinds (I2CDevice).
 
     `model` is the model's class (or any factory): its type flows through
     `guest.bound()` and `guest.attach()` to `dev.model`, so a test of an
     `I2CDevice(model=OPT3001, ...)` gets an `OPT3001` there.
     `gpios` names the GPIO lines the node uses (`$name$` in `dts`); map a name
     to a number to ask for a fixed line, or list it to have one assigned.
-    `addr` asks for a fixed I2C address instead of an assigned one.
+    `addr` asks for a fixed address on its bus instead of an assigned one.
     """
 
+    bus: ClassVar[str]
     compatible: str
     model: Callable[[], M_co]
     dts: str
@@ -83,6 +86,14 @@ def _gpio_requests(gpios: Iterable[str] | Mapping[str, int | None]) -> dict[str,
     return {name: None for name in gpios}
 
 
+@dataclass(eq=False)
+class I2CDevice(ModelDevice[M_co]):
+    """An I2C device: its devicetree node (with placeholders) and the model that answers for
+    it, at an I2C address the session assigns (or `addr`)."""
+
+    bus: ClassVar[str] = "i2c"
+
+
 # The first node of a fragment: an optional label, then the node name.
 _NODE_NAME = re.compile(r"^\s*(?:[A-Za-z_][\w]*\s*:\s*)?([A-Za-z0-9,._+-]+)\s*\{", re.MULTILINE)
 
@@ -95,6 +106,7 @@ class PlatformDevice:
     node name is the platform device's name in /sys/bus/platform/devices.
     """
 
+    bus: ClassVar[str] = "platform"
     compatible: str
     dts: str
     gpios: Iterable[str] | Mapping[str, int | None] = ()
@@ -105,20 +117,17 @@ class PlatformDevice:
 
     @property
     def node_name(self) -> str:
-        match = _NODE_NAME.search(self.dts)
-        if match is None:
-            raise PlacementError(f"{self.origin}: devicetree fragment has no node")
-        return match.group(1)
+        return node_name(self)
 
 
-Device = I2CDevice[I2CModel] | PlatformDevice
+Device = ModelDevice[I2CModel] | PlatformDevice
 
 
 def declared_devices(module: types.ModuleType) -> list[Device]:
     """The devices a test module declares at module level, in order, each knowing its origin."""
     found: list[Device] = []
     for name, value in vars(module).items():
-        if isinstance(value, (I2CDevice, PlatformDevice)):
+        if isinstance(value, (ModelDevice, PlatformDevice)):
             if not value.origin:
                 value.origin = f"{module.__name__}.{name}"
             found.append(value)
@@ -142,6 +151,23 @@ def _derived(key: str, choices: range, taken: set[int]) -> int | None:
     return None
 
 
+def _addresses(device: Device) -> range | None:
+    """The addresses a session hands out on the device's bus (None: it has none)."""
+    return bus.get(device.bus).addresses
+
+
+def _bus_title(device: Device) -> str:
+    return device.bus.upper() if len(device.bus) <= 4 else device.bus
+
+
+def node_name(device: Device) -> str:
+    """The name of the device's node (the first in its fragment)."""
+    match = _NODE_NAME.search(device.dts)
+    if match is None:
+        raise PlacementError(f"{device.origin}: devicetree fragment has no node")
+    return match.group(1)
+
+
 def _module(device: Device) -> str:
     """The test module that declares `device` ("test_opt3001" of "test_opt3001.SENSOR")."""
     return device.origin.rpartition(".")[0]
@@ -149,14 +175,15 @@ def _module(device: Device) -> str:
 
 class Layout:
     """Addresses and GPIO lines of one guest's devices: fixed requests first, then the rest,
-    derived from their names (see the module's docstring)."""
+    derived from their names (see the module's docstring). Addresses are per bus
+    (testing/bus/); a device on a bus without addresses is placed by its node name."""
 
     def __init__(self, devices: Sequence[Device]) -> None:
         self.devices = list(devices)
         self.placements: dict[int, Placement] = {}
-        addr_owner: dict[int, Device] = {}
+        addr_owner: dict[str, dict[int, Device]] = {}  # by bus, then address
         gpio_owner: dict[int, Device] = {}
-        platform_owner: dict[str, Device] = {}
+        name_owner: dict[str, Device] = {}  # the node names of devices that have no address
 
         def taken(what: str, device: Device, other: Device) -> PlacementError:
             return PlacementError(
@@ -165,20 +192,26 @@ class Layout:
             )
 
         for device in devices:
-            if isinstance(device, PlatformDevice):
-                name = device.node_name
-                if name in platform_owner:
-                    raise taken(f"platform node name {name!r}", device, platform_owner[name])
-                platform_owner[name] = device
-            elif device.addr is not None:
-                if device.addr not in I2C_ADDRESSES:
+            addresses = _addresses(device)
+            if addresses is None:
+                name = node_name(device)
+                if name in name_owner:
+                    raise taken(f"{device.bus} node name {name!r}", device, name_owner[name])
+                name_owner[name] = device
+                continue
+            assert isinstance(device, ModelDevice)
+            owners = addr_owner.setdefault(device.bus, {})
+            if device.addr is not None:
+                what = f"{_bus_title(device)} address {device.addr:#04x}"
+                if device.addr not in addresses:
                     raise PlacementError(
-                        f"{device.origin}: I2C address {device.addr:#04x} is outside "
-                        f"{I2C_ADDRESSES.start:#04x}-{I2C_ADDRESSES.stop - 1:#04x}"
+                        f"{device.origin}: {what} is outside "
+                        f"{addresses.start:#04x}-{addresses.stop - 1:#04x}"
                     )
-                if device.addr in addr_owner:
-                    raise taken(f"I2C address {device.addr:#04x}", device, addr_owner[device.addr])
-                addr_owner[device.addr] = device
+                if device.addr in owners:
+                    raise taken(what, device, owners[device.addr])
+                owners[device.addr] = device
+        for device in devices:
             for name, line in device.gpio_requests().items():
                 if line is None:
                     continue
@@ -191,10 +224,11 @@ class Layout:
                 gpio_owner[line] = device
 
         # What each module's devices hold: a derived slot skips only these.
-        module_addrs: dict[str, set[int]] = {}
+        module_addrs: dict[tuple[str, str], set[int]] = {}  # by bus and module
         module_lines: dict[str, set[int]] = {}
-        for fixed_addr, owner in addr_owner.items():
-            module_addrs.setdefault(_module(owner), set()).add(fixed_addr)
+        for bus_name, owners in addr_owner.items():
+            for fixed_addr, owner in owners.items():
+                module_addrs.setdefault((bus_name, _module(owner)), set()).add(fixed_addr)
         for fixed_line, owner in gpio_owner.items():
             module_lines.setdefault(_module(owner), set()).add(fixed_line)
 
@@ -204,9 +238,9 @@ class Layout:
             key: str,
             choices: range,
             owner: dict[int, Device],
-            held: dict[str, set[int]],
+            mine: set[int],
+            shown: Callable[[int], str] = str,
         ) -> int:
-            mine = held.setdefault(_module(device), set())
             slot = _derived(key, choices, mine)
             if slot is None:
                 raise PlacementError(
@@ -214,9 +248,8 @@ class Layout:
                 )
             if slot in owner:
                 other = owner[slot]
-                shown = f"{slot:#04x}" if what.startswith("I2C") else str(slot)
                 raise PlacementError(
-                    f"{what} {shown} of {device.origin} ({device.compatible}) is taken by "
+                    f"{what} {shown(slot)} of {device.origin} ({device.compatible}) is taken by "
                     f"{other.origin} ({other.compatible}): their modules need separate guests"
                 )
             owner[slot] = device
@@ -225,16 +258,19 @@ class Layout:
 
         for device in devices:
             addr: int | None = None
-            if not isinstance(device, PlatformDevice):
+            addresses = _addresses(device)
+            if addresses is not None:
+                assert isinstance(device, ModelDevice)
                 addr = device.addr
                 if addr is None:
                     addr = derive(
                         device,
-                        "I2C address",
+                        f"{_bus_title(device)} address",
                         device.origin,
-                        I2C_ADDRESSES,
-                        addr_owner,
-                        module_addrs,
+                        addresses,
+                        addr_owner.setdefault(device.bus, {}),
+                        module_addrs.setdefault((device.bus, _module(device)), set()),
+                        lambda slot: f"{slot:#04x}",
                     )
             gpios = {
                 name: line
@@ -245,7 +281,7 @@ class Layout:
                     f"{device.origin}:{name}",
                     range(NGPIO),
                     gpio_owner,
-                    module_lines,
+                    module_lines.setdefault(_module(device), set()),
                 )
                 for name, line in device.gpio_requests().items()
             }
@@ -264,6 +300,6 @@ class Layout:
         result = []
         for device in self.devices:
             place = self.placement(device)
-            parent: Parent = "root" if isinstance(device, PlatformDevice) else "i2c"
+            parent = bus.get(device.bus).dt_parent
             result.append(fill(device.origin, device.dts, place.addr, place.gpios, parent))
         return result

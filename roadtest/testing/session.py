@@ -35,8 +35,11 @@ from roadtest.machine import registry
 from roadtest.machine.base import BootConfig, Machine, MachineType, TimeMode, VirtioNode
 from roadtest.models.base import I2CModel, restore_inputs, saved_inputs
 from roadtest.simtime.clock import SimulatedClock
+from roadtest.testing import bus as buses
 from roadtest.testing import devicetree, kmemleak
-from roadtest.testing.devices import Device, I2CDevice, Layout, PlacementError, PlatformDevice
+from roadtest.testing.bus import TestBus
+from roadtest.testing.bus.i2c import I2CTestBus
+from roadtest.testing.devices import Device, Layout, ModelDevice, PlacementError, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.hooks import DeviceHooks, LiveHooks
 from roadtest.testing.modules import ModuleIndex, ModuleInfo, params_from_cmdline
@@ -64,7 +67,7 @@ class Bound:
 
     session: RoadtestSession
     device: Device
-    bus: str  # "i2c" or "platform": where drivers_probe and the device live
+    bus: str  # the sysfs bus: where drivers_probe and the device live ("i2c", "platform")
     gpios: dict[str, int]
     lines: dict[str, GpioLine]
     name: str
@@ -84,9 +87,9 @@ class Bound:
 
 @dataclass(kw_only=True)
 class BoundDevice(Bound, Generic[M]):
-    """An I2C device with the model that answers at its address."""
+    """A device with the model that answers at its address on its bus."""
 
-    device: I2CDevice[M]
+    device: ModelDevice[M]
     model: M
     addr: int
 
@@ -188,7 +191,7 @@ class RoadtestSession:
         self.debugger = debugger
         self.guest: Machine | None = None
         self.boots = 0
-        self.i2c_bus_number = -1
+        self.buses: dict[str, TestBus] = buses.session_buses()
         self.active: list[Bound] = []
         # Devices bound across the examples of a Hypothesis test, with their models' first
         # inputs (bound_for_examples); by declaration.
@@ -291,22 +294,29 @@ class RoadtestSession:
         if self.debugger is not None:
             self._load_drivers()
             self.debugger(self.guest, self.modules.directories())
-        adapters = [
-            n for n in self.guest.agent.listdir("/sys/bus/i2c/devices") if n.startswith("i2c-")
-        ]
-        if not adapters:
-            raise RoadtestError(
-                f"the guest has no virtio I2C adapter; console: {self.guest.console_log}"
-            )
-        self.i2c_bus_number = int(adapters[0].removeprefix("i2c-"))
+        for bus in self.buses.values():
+            try:
+                bus.discover(self.guest.agent)
+            except RoadtestError as err:
+                raise RoadtestError(f"{err}; console: {self.guest.console_log}") from None
         return self.guest
+
+    @property
+    def i2c_bus_number(self) -> int:
+        """The guest's virtio I2C adapter, i2c-N (for tools that open /dev/i2c-N)."""
+        i2c = self.buses["i2c"]
+        assert isinstance(i2c, I2CTestBus)
+        return i2c.adapter
+
+    def bus_of(self, device: Device) -> TestBus:
+        return self.buses[device.bus] if device.bus in self.buses else buses.get(device.bus)()
 
     def _load_drivers(self) -> None:
         """Load the driver of every device in the guest's devicetree (nothing is bound), so
         that a debugger attached now gets every module's symbols at once."""
         for device in self.layout.devices:
             try:
-                self.load_driver(device.compatible, _bus(device))
+                self.load_driver(device.compatible, self.bus_of(device).sysfs)
             except RoadtestError as err:
                 log.warning("not loaded for the debugger: %s", err)  # its test will say so
 
@@ -428,7 +438,7 @@ class RoadtestSession:
                 agent.load_module(str(mod.path), params_from_cmdline(self.boot_args, mod.name))
 
     @overload
-    def attach(self, device: I2CDevice[M], model: M | None = None) -> BoundDevice[M]: ...
+    def attach(self, device: ModelDevice[M], model: M | None = None) -> BoundDevice[M]: ...
     @overload
     def attach(self, device: PlatformDevice) -> BoundPlatformDevice: ...
     def attach(self, device: Device, model: I2CModel | None = None) -> Bound:
@@ -439,17 +449,20 @@ class RoadtestSession:
             self.require(device)
         place = self.layout.placement(device)
         lines = {name: self.backend.gpio.line(n) for name, n in place.gpios.items()}
+        bus = self.bus_of(device)
+        node = device.node_name if isinstance(device, PlatformDevice) else ""
+        name = bus.sysfs_name(place.addr, node)
+        path = self.path(f"/sys/bus/{bus.sysfs}/devices/{name}")
         bound: Bound
         if isinstance(device, PlatformDevice):
-            name = device.node_name
             bound = BoundPlatformDevice(
                 session=self,
-                bus=_bus(device),
+                bus=bus.sysfs,
                 device=device,
                 gpios=dict(place.gpios),
                 lines=lines,
                 name=name,
-                path=self.path(f"/sys/bus/platform/devices/{name}"),
+                path=path,
             )
         else:
             assert place.addr is not None
@@ -458,22 +471,33 @@ class RoadtestSession:
                 setattr(model, gpio_name, line)
             if self.backend.controller is not None:
                 model.clock = SimulatedClock(self.backend.controller)
-            name = f"{self.i2c_bus_number}-{place.addr:04x}"
             bound = BoundDevice(
                 session=self,
-                bus=_bus(device),
+                bus=bus.sysfs,
                 device=device,
                 model=model,
                 addr=place.addr,
                 gpios=dict(place.gpios),
                 lines=lines,
                 name=name,
-                path=self.path(f"/sys/bus/i2c/devices/{name}"),
+                path=path,
             )
-            handler, observer = self.hooks.attached(self.test_id, traced(bound), model, lines)
-            self.backend.i2c.attach(place.addr, handler, observer)
+            # What answers for it (the model, a trace, a lie) is the hooks' choice.
+            target = self.hooks.attached(self.test_id, traced(bound), model, lines)
+            bus.attach(self.backend, place.addr, target)
         self.active.append(bound)
         return bound
+
+    @contextlib.contextmanager
+    def hooks_wrapped(self, wrap: Callable[[DeviceHooks], DeviceHooks]) -> Iterator[None]:
+        """Devices attached in the block are answered as `wrap(hooks)` decides (hostile
+        mode: behind a lying device), keeping what the session's own hooks observe."""
+        hooks = self.hooks
+        self.hooks = wrap(hooks)
+        try:
+            yield
+        finally:
+            self.hooks = hooks
 
     def detach(self, bound: Bound) -> None:
         """Unbind (if the guest still runs) and take any model off the bus."""
@@ -483,7 +507,7 @@ class RoadtestSession:
             except ProtocolError:
                 pass  # the guest died under us; the next test gets a new one
         if isinstance(bound, BoundDevice):
-            self.backend.i2c.detach(bound.addr)
+            self.bus_of(bound.device).detach(self.backend, bound.addr)
             self.problems += self.hooks.detached(traced(bound))
         if bound in self.active:
             self.active.remove(bound)
@@ -514,7 +538,7 @@ class RoadtestSession:
 
     @overload
     def bound(
-        self, device: I2CDevice[M], model: M | None = None
+        self, device: ModelDevice[M], model: M | None = None
     ) -> contextlib.AbstractContextManager[BoundDevice[M]]: ...
     @overload
     def bound(
@@ -528,7 +552,7 @@ class RoadtestSession:
 
     @contextlib.contextmanager
     def _bound(self, device: Device, model: I2CModel | None) -> Iterator[Bound]:
-        dev = self.attach(device, model) if isinstance(device, I2CDevice) else self.attach(device)
+        dev = self.attach(device, model) if isinstance(device, ModelDevice) else self.attach(device)
         try:
             dev.bind()
             yield dev
@@ -543,7 +567,7 @@ class RoadtestSession:
 
     # Hypothesis tests: devices kept bound across examples
 
-    def bound_for_examples(self, device: I2CDevice[M]) -> BoundDevice[M]:
+    def bound_for_examples(self, device: ModelDevice[M]) -> BoundDevice[M]:
         """`device`, bound at a test's first call and then kept bound for all its
         examples (and until the test ends): each example gets it with its model's inputs
         back at their first values, but with the registers the driver wrote (a device
@@ -570,15 +594,12 @@ class RoadtestSession:
             self.detach(bound)
 
 
-def _bus(device: Device) -> str:
-    """Where the device's driver binds: the bus sysfs names it under."""
-    return "platform" if isinstance(device, PlatformDevice) else "i2c"
-
-
 def traced(bound: BoundDevice[I2CModel]) -> TracedDevice:
-    """How record and replay know a bound I2C device."""
+    """How record and replay know a bound device."""
     device = bound.device
-    return TracedDevice(device.compatible, bound.addr, device.origin, tuple(bound.lines))
+    return TracedDevice(
+        device.compatible, bound.addr, device.origin, tuple(bound.lines), bus=device.bus
+    )
 
 
 KEEP_RUNS = 10

@@ -26,6 +26,7 @@ class TracedDevice:
     address: int  # its bus address
     origin: str  # the test module's variable that declares it, e.g. "test_opt3001.SENSOR"
     lines: tuple[str, ...] = ()  # the names of the GPIO lines it uses, e.g. ("irq",)
+    bus: str = "i2c"  # the bus it is on (testing/bus/), as trace headers name it
 
 
 def chip_name(compatible: str) -> str:
