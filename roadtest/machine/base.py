@@ -28,7 +28,7 @@ from roadtest.kernel import Kernel, Variant, ensure_kernel
 from roadtest.machine.console import Console
 
 
-class GuestError(Exception):
+class GuestError(RoadtestError):
     """The guest failed to boot, crashed, or hung."""
 
 

@@ -27,6 +27,7 @@ from roadtest.models.base import I2CModel
 from roadtest.models.regmap import RegisterMap
 from roadtest.testing.devices import I2CDevice, declared_devices
 from roadtest.testing.hooks import DeviceHooks
+from roadtest.testing.kmemleak import KMEMLEAK
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
 
 if TYPE_CHECKING:
@@ -99,9 +100,6 @@ def _read_device(guest: RoadtestSession, node: str, request: int, size: int) -> 
 
 class LeftBehind(AssertionError):
     """Unbinding the device left kernel objects that nothing points to (kmemleak)."""
-
-
-KMEMLEAK = "/sys/kernel/debug/kmemleak"
 
 
 def check_leaks(guest: RoadtestSession, device: str) -> None:

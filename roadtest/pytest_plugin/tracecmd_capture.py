@@ -21,16 +21,13 @@ import pytest
 
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
+from roadtest.recorder.tracecmd import TraceCmdError
 
 if TYPE_CHECKING:
     from roadtest.machine.base import Machine
 
 EVENTS = "i2c"  # the trace system: i2c_write, i2c_read, i2c_reply, i2c_result
 _CAPTURE = pytest.StashKey["TraceCmdCapture | None"]()
-
-
-class TraceCmdError(RoadtestError):
-    pass
 
 
 class TraceCmdCapture:
