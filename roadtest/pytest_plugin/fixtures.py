@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Iterator, Sequence
@@ -31,6 +32,7 @@ from roadtest.pytest_plugin.stash import (
 from roadtest.pytest_plugin.verdict import TestVerdict
 from roadtest.run_options import OPTIONS, RunOptions
 from roadtest.testing import coverage
+from roadtest.testing.hooks import LiveHooks
 
 if TYPE_CHECKING:
     from roadtest.machine.base import Machine
@@ -181,6 +183,11 @@ def guest(
     session.log_start = (guest, test_log.console_mark)
     test_log.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
+    live = contextlib.ExitStack()
+    if needs is not None and run_options(request.config).record is not None:
+        # A timing test's I/O is its clock's (roadtest_time marker): a replay on another
+        # clock could not play its trace, so a recording leaves it out; it runs live.
+        live.enter_context(session.hooks_wrapped(lambda inner: LiveHooks()))
     handle = _hypothesis_handle(request.node)
     if handle is None:
         yield session
@@ -209,6 +216,7 @@ def guest(
         # Torn down after Ctrl-C/SIGTERM, outside any test: a failure raised here would
         # escape pytest.main as a traceback, and the guest was stopped mid-call anyway.
         session.detach_all()
+        live.close()
         session.test_id = ""
         return
     # Quiesce before the verdict: nothing this test started may act during the next one.
@@ -219,6 +227,7 @@ def guest(
         except (OSError, ProtocolError):
             pass  # the guest died meanwhile: reported below
     session.detach_all()
+    live.close()
     device_problems = [str(p) for p in session.problems[problems_before:]]
     capture_problems = tracecmd_capture.finish_test(request.config, guest, node_id)
     session.test_id = ""
