@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from common import OPT3001_SOURCE
 from hypothesis import settings
 
 from roadtest.checkout import repo_root
@@ -27,22 +28,12 @@ from roadtest.pytest_plugin.stash import EXAMPLE_STATS
 
 ROOT = repo_root()
 
-PROPERTIES = '''
+PROPERTIES = (
+    OPT3001_SOURCE
+    + """
 import json, os, time
 from hypothesis import given, strategies as st
-from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, read_float
 
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
 OUT = os.environ["BENCH_OUT"]
 
 
@@ -103,7 +94,8 @@ def test_crash(guest, result):
         json.dump({"starts": STARTS, "crashes": CRASHES}, out)
     CRASHES.append(time.monotonic())
     guest.agent.write_file("/proc/sysrq-trigger", "c")
-'''
+"""
+)
 
 
 class Stats:

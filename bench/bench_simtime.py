@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_foundation import BENCH_DEVICE, guest_loop_seconds
+from common import own_cpu
 
 from roadtest.backend.i2c_transfer import DEFAULT_BUS_HZ
 from roadtest.checkout import repo_root
@@ -112,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--count", type=int, default=1000, help="I2C transfers per loop")
-    parser.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)))
+    parser.add_argument("--cpu", type=int, default=own_cpu())
     args = parser.parse_args()
     os.sched_setaffinity(0, {args.cpu})  # the backend's thread inherits it
     with tempfile.TemporaryDirectory() as tmp:

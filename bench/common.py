@@ -1,4 +1,5 @@
-"""What the benchmarks share: medians, and timing one `roadtest run` from the outside."""
+"""What the benchmarks share: medians, timing one `roadtest run` from the outside, and the
+tests' own scaffolding (tests/guest/scaffold.py: the OPT3001 declaration, the CPUs)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+# A benchmark runs as a script (`.venv/bin/python bench/x.py`): sys.path has bench/, and
+# scaffold.py is imported by name from its directory, as the tests there import it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "guest"))
+from scaffold import OPT3001_SOURCE as OPT3001_SOURCE  # noqa: E402
+from scaffold import own_cpu as own_cpu  # noqa: E402
 
 
 def median_ms(samples: list[float]) -> str:

@@ -7,8 +7,7 @@ the outcomes and the report, as tests/guest/test_harness.py does.
 from __future__ import annotations
 
 import pytest
-from test_harness import AFTER_A_LOST_GUEST, run
-from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
+from scaffold import AFTER_A_LOST_GUEST, run
 
 AFTER_ON_THE_SAME_GUEST = """
 def test_after(guest):

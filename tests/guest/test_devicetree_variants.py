@@ -6,20 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from scaffold import opt3001_sensor
+
 from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, PlatformDevice, RoadtestSession, read_float, read_str
+from roadtest.testing import PlatformDevice, RoadtestSession, read_float, read_str
 from roadtest.testing.guestpath import GuestPath
 
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
+SENSOR = opt3001_sensor()
 
 # No driver binds it: the test looks at the node the kernel made a platform device of.
 BOARD_NODE = PlatformDevice(

@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
-from test_harness import run
+from scaffold import run
 
 
 def test_coverage_of_the_driver_a_test_bound(pytester: pytest.Pytester, tmp_path: Path) -> None:

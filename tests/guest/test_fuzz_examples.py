@@ -10,64 +10,31 @@ the hang is an agent request that blocks (reading a FIFO nobody writes, in the g
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
+import scaffold
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roadtest.kernel import default_cache_dir
-from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, RoadtestSession, read_float
+from roadtest.testing import RoadtestSession, read_float
 
-CACHE = default_cache_dir()
+SENSOR = scaffold.opt3001_sensor()
 
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
-
-HEADER = '''
+HEADER = (
+    scaffold.OPT3001_SOURCE
+    + """
 from hypothesis import given, strategies as st
-from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, read_float
-
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
 
 def lux_of(dev, result):
     dev.model.result = result
     return read_float(dev.path.only("iio:device*") / "in_illuminance_input")
-'''
-
-
-@pytest.fixture(autouse=True)
-def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    # pytester gives the inner run a HOME of its own; the kernel cache must stay the real one.
-    monkeypatch.setenv("ROADTEST_CACHE", str(CACHE))
+"""
+)
 
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
-    pytester.makepyfile(test_user=HEADER + body)
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", f"--roadtest-cpu={other_cpu}", *args, timeout=600
-    )
+    return scaffold.run(pytester, body, *args, header=HEADER, timeout=600)
 
 
 def shrunk_to(out: str, argument: str) -> bool:

@@ -22,14 +22,14 @@ cache's passes.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
+from scaffold import run_pytest
 
 from roadtest.checkout import repo_root
-from roadtest.kernel import Kernel, default_cache_dir, ensure_kernel
+from roadtest.kernel import Kernel, ensure_kernel
 from roadtest.kernel.external import build_external_module
 
 REPO = repo_root()
@@ -63,27 +63,13 @@ def reversed_patch(patch: Path, out: Path) -> Path:
     return out
 
 
-@pytest.fixture(autouse=True)
-def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    # pytester gives the inner run a HOME of its own; the kernel cache must stay the real one.
-    monkeypatch.setenv("ROADTEST_CACHE", str(default_cache_dir()))
-
-
 @pytest.fixture(scope="module")
 def kernel() -> Kernel:
     return ensure_kernel(REPO)
 
 
 def run(pytester: pytest.Pytester, *args: str, tests: str = str(PROPERTY)) -> pytest.RunResult:
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
-    return pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        f"--roadtest-cpu={other_cpu}",
-        tests,
-        *args,
-        timeout=TIMEOUT,
-    )
+    return run_pytest(pytester, tests, *args, timeout=TIMEOUT)
 
 
 def test_the_proximity_property_finds_the_division_by_zero(

@@ -10,6 +10,7 @@ import re
 import sys
 
 import pexpect
+from scaffold import other_cpu
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
@@ -18,11 +19,6 @@ ROOT = repo_root()
 TEST = "tests/drivers/iio/light/test_opt3001.py::test_illuminance"  # reads in_illuminance_input
 TIMEOUT = 300  # generous: only there so that nothing hangs
 PROMPT = r"\(gdb\) "
-
-
-def other_cpu() -> int:
-    """Off this process's CPU: an outer guest may be idling there (time-travel spins)."""
-    return (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
 
 
 class Gdb:

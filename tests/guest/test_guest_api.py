@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from scaffold import opt3001_sensor
 
-from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, NotNotified, RoadtestSession
+from roadtest.testing import NotNotified, RoadtestSession
 
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
+SENSOR = opt3001_sensor()
 
 
 def uptime(guest: RoadtestSession) -> float:

@@ -7,64 +7,22 @@ its own guest) and checks what the user sees.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from scaffold import AFTER_A_LOST_GUEST, run
 
-from roadtest.kernel import cached_kernel, default_cache_dir
+from roadtest.kernel import cached_kernel
 
-# pytester gives the inner run a HOME of its own; the kernel cache must stay the real one.
-CACHE = default_cache_dir()
-
-HEADER = '''
-from roadtest.models.opt3001 import OPT3001, REG_RESULT
-from roadtest.models.base import ModelError
-from roadtest.testing import I2CDevice, read_float
-
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
-'''
-
-
-@pytest.fixture(autouse=True)
-def real_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ROADTEST_CACHE", str(CACHE))
-
-
-# A test that works in the guest that replaced a crashed or hung one.
-# Boots the guest first, so that a time limit below is the test's own and not a boot's
+# Before a test that crashes or hangs its guest (AFTER_A_LOST_GUEST after it): boots the
+# guest first, so that a time limit below is the test's own and not a boot's
 # (a boot on a busy CPU, as in make test's other lane, can take longer than the limit).
 BOOTED_FIRST = """
 def test_boots(guest):
     assert guest.boots == 1
 """
-AFTER_A_LOST_GUEST = """
-def test_after(guest):
-    with guest.bound(SENSOR) as dev:
-        dev.model.result = 0x0001
-        assert read_float(dev.path.only("iio:device*") / "in_illuminance_input") == 0.01
-    assert guest.boots == 2
-"""
-
-
-def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
-    pytester.makepyfile(test_user=HEADER + body)
-    # Off the outer guest's CPU: in time-travel mode an idle guest spins on its CPU.
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", f"--roadtest-cpu={other_cpu}", *args, timeout=300
-    )
 
 
 def test_failing_test_shows_its_kernel_and_backend_log(pytester: pytest.Pytester) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scaffold import other_cpu
 
 from roadtest.arch.um import UM
 from roadtest.checkout import repo_root
@@ -25,7 +26,6 @@ ROADTEST = Path(sys.executable).with_name("roadtest")
 
 
 def hostile(*args: str) -> subprocess.CompletedProcess[str]:
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     return subprocess.run(
         [
             str(ROADTEST),
@@ -33,7 +33,7 @@ def hostile(*args: str) -> subprocess.CompletedProcess[str]:
             "--hostile",
             "--examples=10",
             str(TESTS),
-            f"--roadtest-cpu={other_cpu}",
+            f"--roadtest-cpu={other_cpu()}",
             *args,
         ],
         capture_output=True,

@@ -10,7 +10,7 @@ pass on that same guest.
 from __future__ import annotations
 
 import pytest
-from test_harness import HEADER, real_cache, run  # noqa: F401  (real_cache: autouse fixture)
+from scaffold import run
 
 MODELS = """
 import pytest

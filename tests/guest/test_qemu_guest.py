@@ -4,23 +4,16 @@ test failure with the console log, and leaves no QEMU process behind."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from scaffold import OPT3001_SOURCE, own_cpu, run_pytest
 
 from roadtest.arch.x86_64 import X86_64
 from roadtest.checkout import repo_root
-from roadtest.kernel import Kernel, cached_kernel, default_cache_dir
+from roadtest.kernel import Kernel, cached_kernel
 from roadtest.machine.base import BootConfig, GuestError
 from roadtest.machine.qemu import QEMUGuest, find_qemu
-
-CACHE = default_cache_dir()
-
-
-def cpu() -> int:
-    """The CPU this test runs on (make test runs the x86_64 checks on a CPU of their own)."""
-    return max(os.sched_getaffinity(0))
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +25,9 @@ def kernel() -> Kernel:
 
 
 def guest(kernel: Kernel, tmp_path: Path, **config: object) -> QEMUGuest:
+    # On this test's CPU: make test runs the x86_64 checks on a CPU of their own.
     return QEMUGuest(
-        BootConfig(image=kernel.image, workdir=tmp_path / "guest", cpu=cpu(), **config)  # type: ignore[arg-type]
+        BootConfig(image=kernel.image, workdir=tmp_path / "guest", cpu=own_cpu(), **config)  # type: ignore[arg-type]
     )
 
 
@@ -87,35 +81,17 @@ def test_a_guest_that_hangs_at_boot_is_killed_at_its_limit(kernel: Kernel, tmp_p
 def test_an_image_qemu_cannot_load_is_one_line_with_qemus_reason(tmp_path: Path) -> None:
     image = tmp_path / "bzImage"
     image.write_text("not a kernel\n")
-    machine = QEMUGuest(BootConfig(image=image, workdir=tmp_path / "guest", cpu=cpu()))
+    machine = QEMUGuest(BootConfig(image=image, workdir=tmp_path / "guest", cpu=own_cpu()))
     with pytest.raises(GuestError, match=r"did not boot \(.*qemu: invalid kernel header\)") as err:
         machine.start()
     assert "\n" not in str(err.value)
 
 
-HEADER = '''
-from roadtest.models.opt3001 import OPT3001
-from roadtest.testing import I2CDevice, read_float
-
-SENSOR = I2CDevice(
-    compatible="ti,opt3001",
-    model=OPT3001,
-    dts="""
-        light-sensor@$addr$ {
-            compatible = "ti,opt3001";
-            reg = <0x$addr$>;
-        };
-    """,
-)
-'''
-
-
 def test_a_crash_fails_its_test_and_the_report_names_the_machine(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
 ) -> None:
-    monkeypatch.setenv("ROADTEST_CACHE", str(CACHE))
     pytester.makepyfile(
-        test_user=HEADER
+        test_user=OPT3001_SOURCE
         + """
 def test_crash(guest):
     guest.agent.write_file("/proc/sysrq-trigger", b"c")
@@ -128,13 +104,12 @@ def test_after(guest):
 """
     )
     ktap = pytester.path / "run.ktap"
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        f"--roadtest-cpu={cpu()}",
+    result = run_pytest(
+        pytester,
         "--roadtest-machine=x86_64",
         f"--roadtest-ktap={ktap}",
         timeout=300,
+        cpu=own_cpu(),
     )
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*Kernel panic*", "*console: *console.log*"])

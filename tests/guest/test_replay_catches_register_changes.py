@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from scaffold import other_cpu
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import Kernel, ensure_kernel
@@ -61,11 +62,6 @@ class Timings:
         line = f"{what}: {seconds:.1f} s"
         self.lines.append(line)
         print(line)
-
-
-def other_cpu() -> int:
-    """Off this process's CPU: an outer guest may be idling there (time-travel spins)."""
-    return (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
 
 
 def roadtest(args: list[str], workdir: Path, module: Path | None = None) -> Run:

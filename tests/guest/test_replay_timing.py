@@ -10,14 +10,12 @@ moves only when roadtest's calendar says so, and the replay, exact, passes.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
-from test_harness import run
+from scaffold import own_cpu, run
 
 from roadtest.checkout import repo_root
 
@@ -55,7 +53,7 @@ def test_divergence_under_basic_time_travel_says_host_load_matters(
 def test_exact_replay_under_simulated_time_with_a_cpu_hog_on_the_guests_cpu() -> None:
     root = repo_root()
     roadtest = Path(sys.executable).with_name("roadtest")
-    guest_cpu = os.sched_getaffinity(0).pop()  # one this run may use
+    guest_cpu = own_cpu()  # one this run may use
     # sha256sum of an endless input: a pure CPU hog, pinned where the guest runs.
     hog = subprocess.Popen(
         ["taskset", "-c", str(guest_cpu), "sha256sum", "/dev/zero"],

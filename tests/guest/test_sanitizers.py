@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_harness import CACHE, run
-from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
+from scaffold import CACHE, other_cpu, run
 
 from roadtest.arch.um import UM
 from roadtest.checkout import repo_root
@@ -93,7 +92,6 @@ def test_scan(guest):
 def test_the_driver_suite_passes_on_the_sanitizer_kernel(tmp_path: Path) -> None:
     """A KASAN, UBSAN or lockdep report in the kernel log fails the test it came in (the
     console's trouble pattern), one at boot the first test."""
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(ROADTEST_CACHE=str(CACHE), COLUMNS="400")
     proc = subprocess.run(
@@ -104,7 +102,7 @@ def test_the_driver_suite_passes_on_the_sanitizer_kernel(tmp_path: Path) -> None
             "-q",
             "-p",
             "no:cacheprovider",
-            f"--roadtest-cpu={other_cpu}",
+            f"--roadtest-cpu={other_cpu()}",
             f"--roadtest-workdir={tmp_path}",
             str(repo_root() / "tests" / "drivers"),
         ],  # fmt: skip

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_signals import leftovers
+from scaffold import leftovers, other_cpu
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
@@ -36,13 +36,11 @@ def lux_from_datasheet(result: int) -> float:
 
 
 def start(work: Path, *selection: str, ready: str = PROMPT) -> pexpect.spawn[str]:
-    # Off this process's CPU, as in test_signals.
-    cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     env = {**os.environ, "TERM": "dumb", "ROADTEST_CACHE": str(default_cache_dir())}
     env.pop("PYTEST_ADDOPTS", None)
     child = pexpect.spawn(
         str(ROADTEST),
-        ["shell", f"--roadtest-workdir={work}", f"--roadtest-cpu={cpu}", *selection],
+        ["shell", f"--roadtest-workdir={work}", f"--roadtest-cpu={other_cpu()}", *selection],
         cwd=str(ROOT),
         env=env,
         encoding="utf-8",

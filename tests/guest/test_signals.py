@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from scaffold import leftovers, other_cpu, processes
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import default_cache_dir
@@ -29,31 +30,6 @@ ROOT = repo_root()
 CHIP = "tps62864"
 TEST = "tests/drivers/regulator/test_tps62864.py::test_every_voltage_step"  # ~1.5 s of I/O
 TIMEOUT = 300.0  # generous: only there so that nothing hangs
-
-
-def processes() -> dict[int, tuple[str, int, int]]:
-    """pid -> (command line, parent pid, session id) of every process."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if stat[0] != "Z":
-            found[int(entry.name)] = (cmdline, int(stat[1]), int(stat[3]))
-    return found
-
-
-def leftovers(workdir: Path, sessions: set[int]) -> list[str]:
-    """The run's processes still there: by work directory in their arguments, or session."""
-    return [
-        f"{pid}: {cmd}"
-        for pid, (cmd, _, sid) in processes().items()
-        if str(workdir) in cmd or sid in sessions
-    ]
 
 
 def wait_until(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes]) -> None:
@@ -90,13 +66,11 @@ def test_a_stopped_command_leaves_no_process_staging_or_changed_trace(
     shutil.copytree(ROOT / "traces" / CHIP, golden / CHIP)
     before = tree(golden)
     work = tmp_path / "work"
-    # Off this process's CPU, where this session's idle guest spins (time-travel).
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     env = {
         **os.environ,
         "ROADTEST_CACHE": str(default_cache_dir()),
         # replay takes no pytest options of its own; this reaches all three commands.
-        "PYTEST_ADDOPTS": f"--roadtest-workdir={work} --roadtest-cpu={other_cpu} "
+        "PYTEST_ADDOPTS": f"--roadtest-workdir={work} --roadtest-cpu={other_cpu()} "
         "-p no:cacheprovider",
     }
     args = {

@@ -7,7 +7,6 @@ idle guest blocks in its wait for the calendar instead of spinning.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -17,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_harness import real_cache as real_cache  # an autouse fixture: use it here too
-from test_harness import run
+from scaffold import own_cpu, run
 
 from roadtest.checkout import repo_root
 from roadtest.kernel import ensure_kernel
@@ -36,7 +34,7 @@ def _roadtest_under_sim(command: str, *args: str) -> None:
             str(Path(sys.executable).with_name("roadtest")),
             command,
             "--roadtest-time=sim",
-            f"--roadtest-cpu={min(os.sched_getaffinity(0))}",
+            f"--roadtest-cpu={own_cpu()}",
             *args,
             "-q",
         ],
@@ -102,7 +100,7 @@ def test_hypothesis_examples_reproduce_exactly() -> None:
 
 def test_an_idle_guest_sleeps(tmp_path: Path) -> None:
     kernel = ensure_kernel(repo_root())
-    cpu = min(os.sched_getaffinity(0))
+    cpu = own_cpu()
     session = RoadtestSession(kernel, [], tmp_path / "work", cpu=cpu, time=TimeMode.SIM)
     try:
         session.start()

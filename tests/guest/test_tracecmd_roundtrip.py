@@ -22,25 +22,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scaffold import CACHE, other_cpu
 
 from roadtest.checkout import repo_root
-from roadtest.kernel import default_cache_dir
 from roadtest.trace.format import load_trace, write_trace_atomic
 
 ROOT = repo_root()
 TEST_FILE = "tests/drivers/iio/light/test_opt3001.py"
 NODE = f"{TEST_FILE}::test_illuminance"
 MODEL = "roadtest.models.opt3001:OPT3001"
-CACHE = default_cache_dir()
 
 
 def roadtest(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    # Off the outer guest's CPU: in time-travel mode an idle guest spins on its CPU.
-    other_cpu = (max(os.sched_getaffinity(0)) + 1) % (os.cpu_count() or 1)
     env = {
         **os.environ,
         "ROADTEST_CACHE": str(CACHE),
-        "PYTEST_ADDOPTS": f"-p no:cacheprovider --roadtest-cpu={other_cpu}",
+        "PYTEST_ADDOPTS": f"-p no:cacheprovider --roadtest-cpu={other_cpu()}",
     }
     return subprocess.run(
         [sys.executable, "-m", "roadtest.cli", *map(str, args)],
