@@ -1,5 +1,6 @@
 """What a run reports: the header, the terminal summary, and a failing test's sections
-(kernel and backend logs, the reproducer of a Hypothesis example)."""
+(kernel and backend logs, the reproducer of a Hypothesis example); a trace that could not
+be written (a full disk) stops the run after its test."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from roadtest.pytest_plugin import examples
 from roadtest.pytest_plugin.options import run_options
 from roadtest.pytest_plugin.stash import CALL_FAILED, RUNNER, UNSUPPORTED, VERDICT
 from roadtest.testing import coverage
+from roadtest.trace.format import TraceWriteError
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -117,6 +119,17 @@ def _report_examples(
         )
 
 
+def _trace_write_error(exc: BaseException | None) -> TraceWriteError | None:
+    """The trace write that failed in `exc` or what it came from (a full disk), if any."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, TraceWriteError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _headline(report: pytest.TestReport) -> str:
     """The failure's first line, as pytest's short summary shows it."""
     crash = getattr(report.longrepr, "reprcrash", None)
@@ -132,6 +145,10 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call" and report.failed:
         item.stash[CALL_FAILED] = True
+    unwritable = _trace_write_error(call.excinfo.value if call.excinfo else None)
+    if unwritable is not None and not item.session.shouldstop:
+        # A full disk fails every test after it the same way: one is enough.
+        item.session.shouldstop = f"roadtest: {unwritable}"
     results = run_options(item.config).replay_results
     if results and report.failed:
         from roadtest.replayer.results import add_failed_test

@@ -20,6 +20,7 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.machine.console import PANIC
 from roadtest.replayer.failures import AfterFailure, ReplayFailure
 from roadtest.text import count
+from roadtest.trace.format import TraceWriteError
 
 if TYPE_CHECKING:
     from roadtest.backend.device import BackendError
@@ -54,8 +55,9 @@ def timed_out(guest: Machine, since: int, limit: float) -> TestTimeout:
 
 
 def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseException | None:
-    """What reports `errors`: the model's own pytest.skip, else the replay's failure when
-    the first is one, else a ModelFault naming the first.
+    """What reports `errors`: a trace the recorder could not write (a full disk: it stops
+    the run), else the model's own pytest.skip, else the replay's failure when the first
+    is one, else a ModelFault naming the first.
 
     A model that calls pytest.skip says the case cannot be tested (not modelled); the
     driver's I/O error that followed is a consequence, so the test is skipped, as it
@@ -63,6 +65,9 @@ def model_outcome(errors: Sequence[BackendError], note: str = "") -> BaseExcepti
     errors = [e for e in errors if not isinstance(e.exception, AfterFailure)]
     if not errors:
         return None
+    for error in errors:
+        if isinstance(error.exception, TraceWriteError):
+            return error.exception  # the host's disk, not the model nor the driver
     for error in errors:
         if isinstance(error.exception, pytest.skip.Exception):
             return pytest.skip.Exception(

@@ -159,9 +159,16 @@ def record(
     shutil.rmtree(work, ignore_errors=True)
     staging = work / "staging"
     staging.mkdir(parents=True)
+    from roadtest.trace.format import write_failures
+
+    failed_before = len(write_failures())
     try:
         status = run_pytest([f"--roadtest-record={staging}", *pytest_args])
         signals.check()  # pytest returns on SIGINT/SIGTERM: then nothing is switched
+        unwritten = write_failures()[failed_before:]
+        if status != 0 and unwritten:
+            # Not "the tests did not pass": the disk is full (the run stopped at it).
+            raise RoadtestError(f"{unwritten[0]}; the traces in {out} are unchanged")
         if status != 0:
             print(f"roadtest record: the tests did not pass; the traces in {out} are unchanged")
             return status

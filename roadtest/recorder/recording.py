@@ -22,7 +22,7 @@ from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, Transfer
 from roadtest.models.base import I2CModel, SMBusModel
-from roadtest.trace.format import Header, TraceWriter, TraceWriteError
+from roadtest.trace.format import Header, TraceWriteError, TraceWriter
 from roadtest.trace.names import TracedDevice, chip_name, trace_name
 
 

@@ -31,6 +31,7 @@ block and decoded incrementally, never loaded whole.
 
 from __future__ import annotations
 
+import errno
 import os
 import reprlib
 import secrets
@@ -132,6 +133,44 @@ class TraceError(RoadtestError):
 
 
 _MAX_SHOWN: Final = 400  # characters of one value in a message
+
+
+class TraceWriteError(RoadtestError):
+    """A trace could not be written: its file system is full, say. One line naming the
+    file, the error's name (ENOSPC) and, for a full one, the file system's mount point."""
+
+    def __init__(self, path: str | os.PathLike[str], err: OSError) -> None:
+        self.path = str(path)
+        self.errno = err.errno
+        name = errno.errorcode.get(err.errno or 0, "")
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+            what = "full" if err.errno == errno.ENOSPC else "over its quota"
+            why = (
+                f"the file system at {_mount_point(Path(path))} is {what} ({name}): "
+                "free some space there"
+            )
+        else:
+            why = f"{err.strerror or err} ({name})" if name else str(err)
+        super().__init__(f"cannot write the trace {printable(self.path, _MAX_SHOWN)}: {why}")
+
+
+def _mount_point(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.is_dir() or not os.path.ismount(path):
+        if path.parent == path:
+            break
+        path = path.parent
+    return path
+
+
+# The writers' failures in this process, first first: `roadtest record` names the first
+# in its last line (pytest reports them as the tests' failures).
+_write_failures: list[TraceWriteError] = []
+
+
+def write_failures() -> list[TraceWriteError]:
+    """Every TraceWriter's failure in this process so far (one per writer, at most)."""
+    return list(_write_failures)
 
 # Values from a trace in error messages: bounded in size and depth, escaped.
 _repr = reprlib.Repr()
@@ -412,6 +451,11 @@ class TraceWriter:
     flush, the data so far reaches the file as a whole lz4 block, so that the
     file is a readable prefix. Use as a context manager, or call `close()`, to
     end the frame.
+
+    A write the file system refuses (ENOSPC: it is full) raises TraceWriteError, one
+    line naming the file and the file system; the writer is then done: its file is
+    closed as it is, the same error is raised by every later call but `close()`, and
+    it is kept in `write_failures()`.
     """
 
     def __init__(
@@ -437,8 +481,13 @@ class TraceWriter:
         self._seq = 0
         self._unflushed = 0
         self._ctx = lz4.frame.create_compression_context()
+        self.failure: TraceWriteError | None = None
         head = _pack(header.to_map())
-        self._file: BinaryIO | None = open(self.path, "wb")
+        try:
+            self._file: BinaryIO | None = open(self.path, "wb")
+        except OSError as err:
+            self._file = None
+            raise self._failed(err) from None
         try:
             self._file.write(
                 lz4.frame.compress_begin(
@@ -454,8 +503,9 @@ class TraceWriter:
             self._file.write(lz4.frame.compress_chunk(self._ctx, head))
             self._flush_locked()
         except BaseException:
-            self._file.close()
-            self._file = None
+            if self._file is not None:
+                self._file.close()
+                self._file = None
             raise
 
     @property
@@ -479,12 +529,17 @@ class TraceWriter:
 
     def _append_locked(self, kind: str, fields: Mapping[str, Any], t: int) -> int:
         if self._file is None:
+            if self.failure is not None:
+                raise self.failure
             raise ValueError(f"{self.path}: the trace writer is closed")
         seq = self._seq
         event = {"seq": seq, "t": t, "kind": kind, **fields}
         if self.validate:
             validate_event(event, seq)
-        self._file.write(lz4.frame.compress_chunk(self._ctx, _pack(event)))
+        try:
+            self._file.write(lz4.frame.compress_chunk(self._ctx, _pack(event)))
+        except OSError as err:
+            raise self._failed(err) from None
         self._seq = seq + 1
         self._unflushed += 1
         if (self.flush_every and self._unflushed >= self.flush_every) or (
@@ -496,26 +551,49 @@ class TraceWriter:
     def flush(self) -> None:
         """Put every event so far in the file (as an lz4 block), readable by another process."""
         with self._lock:
+            if self.failure is not None:
+                raise self.failure
             if self._file is not None:
                 self._flush_locked()
 
     def _flush_locked(self) -> None:
         assert self._file is not None
-        self._file.write(lz4.frame.compress_flush(self._ctx, end_frame=False))
-        self._file.flush()
+        try:
+            self._file.write(lz4.frame.compress_flush(self._ctx, end_frame=False))
+            self._file.flush()
+        except OSError as err:
+            raise self._failed(err) from None
         self._unflushed = 0
         self._flushed_at = time.monotonic_ns()
+
+    def _failed(self, err: OSError) -> TraceWriteError:
+        """The writer is done: its file closed as it is (what is buffered is dropped, it
+        would only fail again), the failure kept and returned to raise."""
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close()
+            except OSError:
+                pass  # the buffer's flush failed again; the descriptor is closed
+        self.failure = TraceWriteError(self.path, err)
+        _write_failures.append(self.failure)
+        return self.failure
 
     def close(self) -> None:
         """End the frame (its end mark and content checksum) and close the file."""
         with self._lock:
             if self._file is None:
                 return
+            try:
+                self._file.write(lz4.frame.compress_flush(self._ctx, end_frame=True))
+                self._file.flush()
+            except OSError as err:
+                raise self._failed(err) from None
             file, self._file = self._file, None
             try:
-                file.write(lz4.frame.compress_flush(self._ctx, end_frame=True))
-            finally:
                 file.close()
+            except OSError as err:
+                raise self._failed(err) from None
 
     def __enter__(self) -> TraceWriter:
         return self
