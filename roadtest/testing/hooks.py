@@ -10,14 +10,16 @@ provide the other two.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roadtest.backend.i2c_model import ModelHandler
+from roadtest.fuzz.scripted import ScriptedHandler
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.backend.i2c_transfer import BusTarget
+    from roadtest.fuzz.events import DeviceEvent
     from roadtest.models.base import I2CModel
     from roadtest.trace.names import TracedDevice
 
@@ -59,3 +61,32 @@ class LiveHooks:
 
     def detached(self, device: TracedDevice) -> list[Exception]:
         return []
+
+
+class EventScriptHooks:
+    """Hooks that apply a device-events script (roadtest.fuzz.events) to every device
+    attached through them, around what the hooks they wrap put there (which keep their
+    observer: a recording holds the scripted I/O). `RoadtestSession.device_events`."""
+
+    def __init__(self, inner: DeviceHooks, script: Sequence[DeviceEvent]) -> None:
+        self.inner = inner
+        self.script = list(script)
+        self.handlers: list[ScriptedHandler] = []
+
+    def attached(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: I2CModel,
+        lines: Mapping[str, GpioLine],
+    ) -> BusTarget:
+        handler, observer = self.inner.attached(test_id, device, model, lines)
+        scripted = ScriptedHandler(handler, model, self.script, lines)
+        self.handlers.append(scripted)
+        return scripted, observer
+
+    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
+        self.inner.marker(device, what, detail)
+
+    def detached(self, device: TracedDevice) -> list[Exception]:
+        return self.inner.detached(device)

@@ -41,12 +41,13 @@ from roadtest.testing.bus import TestBus
 from roadtest.testing.bus.i2c import I2CTestBus
 from roadtest.testing.devices import Device, Layout, ModelDevice, PlacementError, PlatformDevice
 from roadtest.testing.guestpath import GuestPath
-from roadtest.testing.hooks import DeviceHooks, LiveHooks
+from roadtest.testing.hooks import DeviceHooks, EventScriptHooks, LiveHooks
 from roadtest.testing.modules import ModuleIndex, ModuleInfo, params_from_cmdline
 from roadtest.trace.names import TracedDevice
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
+    from roadtest.fuzz.events import DeviceEvent
 
 log = logging.getLogger("roadtest.session")
 
@@ -498,6 +499,14 @@ class RoadtestSession:
             yield
         finally:
             self.hooks = hooks
+
+    def device_events(
+        self, script: Sequence[DeviceEvent]
+    ) -> contextlib.AbstractContextManager[None]:
+        """Devices attached in the block do what `script` says on their own (a device-events
+        script, roadtest.fuzz.events: register changes, interrupts, failed transfers), each
+        event before the device's next transfer (roadtest.fuzz.scripted)."""
+        return self.hooks_wrapped(lambda inner: EventScriptHooks(inner, script))
 
     def detach(self, bound: Bound) -> None:
         """Unbind (if the guest still runs) and take any model off the bus."""
