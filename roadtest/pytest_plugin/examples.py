@@ -242,10 +242,13 @@ class ExampleRunner:
         console = guest.console
         assert console is not None
         if isinstance(failure, AgentTimeout):
+            blocked = verdicts.blocked_model(failure)  # before the kill: a model, or the guest
             guest.kill()
             self.restart_due = True
             lines = console.kernel_lines_since(mark)
             self._keep(lines, failed=True)
+            if blocked is not None:
+                return blocked
             return GuestHang(
                 f"an agent request was not answered within {self.hang_limit:g} s: the guest "
                 f"was killed ({failure})\nkernel lines of the example:\n{excerpt(lines)}"

@@ -102,9 +102,7 @@ class TestVerdict:
         if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
             controller = self.session.backend.controller
             running = controller.running_for if controller is not None else 0.0
-            death = verdicts.guest_death(self.guest, self.console_mark, exc, running)
-            if death is not None:
-                return verdicts.GuestDied(death)
+            return verdicts.hang_or_death(self.guest, self.console_mark, exc, running)
         return None
 
     def kernel_lines(self) -> list[str]:

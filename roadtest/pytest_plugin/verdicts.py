@@ -1,5 +1,5 @@
 """What a failing guest test says first: the model's own exception, the replay's
-divergence, or how the guest died.
+divergence, a model that did not return, or how the guest died.
 
 Without this they read as their symptoms: a model that raised, or a driver that
 left its golden trace, as the driver's `OSError: [Errno 5]`, a dead guest as
@@ -10,7 +10,12 @@ the cause.
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
+import traceback
 from collections.abc import Sequence
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,6 +23,7 @@ import pytest
 from roadtest.guest.client import AgentTimeout
 from roadtest.guest.protocol import ProtocolError
 from roadtest.machine.console import PANIC
+from roadtest.models.base import I2CModel, SMBusModel
 from roadtest.replayer.failures import AfterFailure, ReplayFailure
 from roadtest.text import count
 from roadtest.trace.format import TraceWriteError
@@ -37,6 +43,11 @@ class ModelFault(Exception):
 
 class GuestDied(Exception):
     """The guest panicked, powered off or hung during the test."""
+
+
+class ModelBlocked(Exception):
+    """A model's callback did not return: the backend's thread waits in it, so the driver
+    got no answer and the agent's request timed out. The guest did not hang."""
 
 
 class TestTimeout(Exception):
@@ -109,6 +120,99 @@ def replay_outcome(problems: Sequence[object], note: str = "") -> ReplayFailure:
         more.append(f"and {count(len(problems) - 1, 'more problem')}:")
         more += [str(p) for p in problems[1:]]
     return first.with_detail("\n".join(more))
+
+
+# The thread the backend serves the guest's devices on (roadtest/backend/server.py).
+BACKEND_THREAD = "roadtest-backend"
+# How long the backend's thread must stay in one model call to be said to be stuck in it:
+# a backend that serves the driver moves on to the next transfer in microseconds.
+STUCK_FOR = 0.2
+_STACK_SHOWN = 4  # frames of the model's stack in the message, innermost last
+
+
+def blocked_model(exc: AgentTimeout, settle: float = STUCK_FOR) -> ModelBlocked | None:
+    """The model whose callback holds the backend's thread, when the agent's request timed
+    out (`exc`): which model, at which address, in which call (and register), and where
+    it waits. None when the backend's thread is not in one model call for `settle` s
+    (then the guest itself hung)."""
+    for thread in threading.enumerate():
+        if thread.name != BACKEND_THREAD or thread.ident is None:
+            continue
+        entry = _model_call(sys._current_frames().get(thread.ident))
+        if entry is None:
+            continue
+        time.sleep(settle)
+        now = sys._current_frames().get(thread.ident)
+        if not _holds(now, entry):
+            continue  # it returned: the backend is serving, not stuck
+        assert now is not None
+        return ModelBlocked(_describe_block(entry, now, exc))
+    return None
+
+
+def _stack(frame: FrameType | None) -> list[FrameType]:
+    """The frames from the thread's outermost to `frame`."""
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return frames[::-1]
+
+
+def _is_model_frame(frame: FrameType) -> bool:
+    return isinstance(frame.f_locals.get("self"), I2CModel)
+
+
+def _model_call(frame: FrameType | None) -> FrameType | None:
+    """The outermost frame of a model's method: the call the backend made into it."""
+    return next((f for f in _stack(frame) if _is_model_frame(f)), None)
+
+
+def _holds(frame: FrameType | None, entry: FrameType) -> bool:
+    return any(f is entry for f in _stack(frame))
+
+
+def _call(frame: FrameType) -> str:
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount]
+    args = ", ".join(repr(frame.f_locals.get(name)) for name in names if name != "self")
+    return f"{code.co_name}({args})"
+
+
+def _describe_block(entry: FrameType, now: FrameType, exc: AgentTimeout) -> str:
+    model = entry.f_locals["self"]
+    stack = _stack(now)
+    inside = stack[stack.index(entry) :]
+    calls = " -> ".join(_call(f) for f in inside if _is_model_frame(f))
+    where = ""
+    caller = entry.f_back
+    transfer = caller.f_locals.get("transfer") if caller is not None else None
+    addr = getattr(transfer, "addr", None)
+    if isinstance(addr, int):
+        where = f" (i2c {addr:#04x})"
+    register = ""
+    reg = getattr(model, "reg_addr", None)
+    if isinstance(model, SMBusModel) and isinstance(reg, int):
+        register = f", register {model._register(reg)}"
+    shown = "".join(traceback.format_list(traceback.extract_stack(now)[-_STACK_SHOWN:]))
+    return (
+        f"the model {type(model).__name__}{where} did not return from {calls}{register}: "
+        f"the backend's thread waits in it, so the driver got no answer ({exc}); the guest "
+        f"did not hang\nwhere the model waits:\n{shown.rstrip()}"
+    )
+
+
+def hang_or_death(
+    guest: Machine, since: int, exc: BaseException | None = None, running_for: float = 0.0
+) -> Exception | None:
+    """What failed a test whose agent call broke (`exc`): a model that blocks the backend
+    (ModelBlocked), else how the guest died or hung (GuestDied); None if it lives."""
+    if isinstance(exc, AgentTimeout):
+        blocked = blocked_model(exc)
+        if blocked is not None:
+            return blocked
+    death = guest_death(guest, since, exc, running_for)
+    return None if death is None else GuestDied(death)
 
 
 def is_guest_death(exc: BaseException) -> bool:
