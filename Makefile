@@ -1,13 +1,22 @@
 # The README's commands. `make run` sets up and runs the driver suite in UML;
 # `make test` sets up and runs lint, the framework's unit tests, the driver tests and
-# their replay against the golden traces.
+# their replay against the golden traces, and ends with a table of its phases.
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
 .PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers variants \
-	guest-lane2 hostile replay travel \
-	x86_64 traces lint clean
+	kernel-coverage kernel-sanitizers kernel-x86_64 guest-lane2 hostile replay travel \
+	x86_64 x86_64-run x86_64-replay traces lint clean
+
+# Each step of make test is a phase: PHASE runs it (scripts/phases.py, plain python3)
+# and, under make test, appends its lane, name, status and wall time to PHASES_FILE;
+# make test prints the table at its end. Run alone (PHASES_FILE empty), a target
+# records nothing. LANE names the lane of make test that runs the step. phases.py echoes
+# the command, as make would.
+PHASES_FILE :=
+LANE        :=
+PHASE        = @python3 scripts/phases.py run --file='$(PHASES_FILE)' --lane='$(LANE)' $@ --
 
 # The CPU of the x86_64 checks (make test runs them beside UML's): the second one where
 # there are two. (On CPU 0, beside the outer UML guest, make test took 13.5 min against
@@ -30,25 +39,29 @@ $(STAMP): setup.cfg pyproject.toml
 venv: system $(STAMP)
 
 kernel: setup
-	$(VENV)/bin/roadtest build
+	$(PHASE) $(VENV)/bin/roadtest build
 
 run: kernel
 	$(VENV)/bin/roadtest run tests/drivers
 
 unit: setup
-	$(PYTHON) -m pytest -q tests/unit
+	$(PHASE) $(PYTHON) -m pytest -q tests/unit
 
 # tests/guest/test_driver_coverage.py runs the gcov variant of the kernel, and
 # tests/guest/test_sanitizers.py the sanitizer variant: build them here, where their
 # progress shows, not inside those tests.
 drivers: variants
-	$(VENV)/bin/roadtest run tests/drivers tests/guest \
+	$(PHASE) $(VENV)/bin/roadtest run tests/drivers tests/guest \
 		--ignore=tests/guest/test_qemu_guest.py --ignore=tests/guest/test_vm.py \
 		$(foreach f,$(GUEST_LANE2),--ignore=$(f))
 
-variants: kernel
-	$(VENV)/bin/roadtest build --coverage
-	$(VENV)/bin/roadtest build --sanitizers
+variants: kernel-coverage kernel-sanitizers
+
+kernel-coverage: kernel
+	$(PHASE) $(VENV)/bin/roadtest build --coverage
+
+kernel-sanitizers: kernel
+	$(PHASE) $(VENV)/bin/roadtest build --sanitizers
 
 # UML's longest guest tests, run by make test's second lane once the x86_64 checks are
 # done (on X86_CPU): the two lanes then take about as long as each other.
@@ -57,12 +70,12 @@ GUEST_LANE2 := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.p
 	tests/guest/test_sanitizers.py
 
 guest-lane2: variants
-	$(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) $(GUEST_LANE2)
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) $(GUEST_LANE2)
 
 # Every I2C device of the driver suite behind a hostile device, in the quick profile
 # (`roadtest fuzz --hostile` is the long run).
 hostile: kernel
-	$(VENV)/bin/roadtest run --roadtest-hostile tests/drivers
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-hostile tests/drivers
 
 # The driver suite against the golden traces in traces/: the drivers' register I/O
 # must be what was recorded, exactly: under simulated time (the default) a run repeats
@@ -71,24 +84,31 @@ hostile: kernel
 # The datasheet properties (test_*_properties.py) have no golden traces: a property's
 # examples are not a fixed register sequence (see docs/internals.md).
 replay: kernel
-	$(VENV)/bin/roadtest replay --roadtest-time=sim --golden traces
+	$(PHASE) $(VENV)/bin/roadtest replay --roadtest-time=sim --golden traces
 
 # The driver suite under UML's basic time-travel, the mode before simulated time (the
 # tests of the models' datasheet timing, marked roadtest_time("sim"), are skipped there).
 travel: kernel
-	$(VENV)/bin/roadtest run --roadtest-time=travel tests/drivers
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-time=travel tests/drivers
 
 # The drivers, our patches, the golden traces and the confinement again, in an x86_64
 # kernel under QEMU (TCG where KVM is not usable), and a whole record inside a QEMU VM
 # (test_vm.py). The properties pass there too, but take a minute and a half of real time
 # under TCG: `roadtest run --machine x86_64 tests/drivers` runs them. (tests/guest comes
-# first: its conftest's pytest_plugins must be an initial conftest's.)
-x86_64: kernel
-	$(VENV)/bin/roadtest build --machine x86_64
-	$(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(X86_CPU) \
+# first: its conftest's pytest_plugins must be an initial conftest's.) The checks and the
+# replay are two targets: one failing, the other still runs under make -k (make test).
+x86_64: x86_64-run x86_64-replay
+
+kernel-x86_64: kernel
+	$(PHASE) $(VENV)/bin/roadtest build --machine x86_64
+
+x86_64-run: kernel-x86_64
+	$(PHASE) $(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(X86_CPU) \
 		tests/guest/test_host_escape.py tests/guest/test_qemu_guest.py tests/guest/test_vm.py \
 		tests/drivers --ignore-glob='*_properties.py'
-	$(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(X86_CPU) \
+
+x86_64-replay: kernel-x86_64
+	$(PHASE) $(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(X86_CPU) \
 		--roadtest-replay-tolerate-repeats --golden traces
 
 # Recorded under simulated time: every event carries the guest's time, and a second
@@ -99,22 +119,38 @@ traces: kernel
 		--ignore-glob='*_properties.py' --ignore-glob='*_timing.py'
 
 lint: setup
-	$(VENV)/bin/ruff check roadtest tests bench
-	$(VENV)/bin/ruff format --check roadtest tests bench
-	$(VENV)/bin/mypy
+	$(PHASE) sh -c '$(VENV)/bin/ruff check roadtest tests bench scripts && \
+		$(VENV)/bin/ruff format --check roadtest tests bench scripts && $(VENV)/bin/mypy'
 
-# The x86_64 checks (QEMU, CPU-bound under TCG), then UML's longest guest tests
-# (GUEST_LANE2), run beside lint, the unit tests and UML's other checks (see X86_CPU).
-# Each half prints when it is done. UML's replay runs under simulated time, exact, beside
-# the other lane: host load cannot move a driver's timer work in its I/O there.
+# Two lanes side by side: the x86_64 checks (QEMU, CPU-bound under TCG), then UML's
+# longest guest tests (GUEST_LANE2), run beside lint, the unit tests and UML's other
+# checks (see X86_CPU). Each step's output shows, in one piece, when the step ends. UML's
+# replay runs under simulated time, exact, beside the other lane: host load cannot move a
+# driver's timer work in its I/O there. Each lane builds the kernels its steps need; a
+# kernel is built once (builds take a lock in the kernel cache): the lane that comes second
+# waits for the lock and finds it built (the x86_64 lane usually builds the main kernel,
+# while the other runs lint and the unit tests). Under -k every lane runs to its end
+# whatever fails (a step whose prerequisite failed does not run); then the table of phases
+# (scripts/phases.py: lane, start, wall time, status; a step that did not run) is printed,
+# pass or fail, and make test fails if any step failed or did not run.
+RUN_DIR   := build/make-test
+UM_STEPS  := lint unit drivers hostile travel replay
+X86_STEPS := x86_64-run x86_64-replay guest-lane2
+
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target checks-um checks-x86_64
+	@mkdir -p $(RUN_DIR) && echo "# started $$(date +%s)" >$(RUN_DIR)/phases
+	@status=0; \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target checks-um checks-x86_64 \
+		PHASES_FILE=$(abspath $(RUN_DIR))/phases || status=$$?; \
+	python3 scripts/phases.py table $(RUN_DIR)/phases \
+		--expect $(addprefix um:,$(UM_STEPS)) $(addprefix x86_64:,$(X86_STEPS)) || status=1; \
+	exit $$status
 
 checks-um: setup
-	$(MAKE) --no-print-directory -j1 lint unit drivers hostile travel replay
+	$(MAKE) --no-print-directory -k -j1 $(UM_STEPS) LANE=um
 
-checks-x86_64: kernel
-	$(MAKE) --no-print-directory -j1 x86_64 guest-lane2
+checks-x86_64: setup
+	$(MAKE) --no-print-directory -k -j1 $(X86_STEPS) LANE=x86_64
 
 clean:
 	rm -rf $(VENV) *.egg-info
