@@ -15,7 +15,8 @@ from roadtest.pytest_plugin import examples, timeouts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.ktap import KtapReport
 from roadtest.pytest_plugin.options import check_options
-from roadtest.pytest_plugin.stash import EXAMPLE_STATS, VERDICT
+from roadtest.pytest_plugin.stash import EXAMPLE_STATS
+from roadtest.pytest_plugin.verdict import VERDICT
 from roadtest.testing import coverage
 
 # At import, before any plugin's pytest_configure may load one (--hypothesis-profile).

@@ -27,9 +27,8 @@ from roadtest.pytest_plugin.stash import (
     LAST_TEST,
     RUNNER,
     UNSUPPORTED,
-    VERDICT,
 )
-from roadtest.pytest_plugin.verdict import TestVerdict
+from roadtest.pytest_plugin.verdict import VERDICT, TestVerdict
 from roadtest.run_options import OPTIONS, RunOptions
 from roadtest.testing import coverage
 from roadtest.testing.hooks import LiveHooks

@@ -15,7 +15,8 @@ from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
 from roadtest.pytest_plugin import examples
 from roadtest.pytest_plugin.options import run_options
-from roadtest.pytest_plugin.stash import CALL_FAILED, RUNNER, UNSUPPORTED, VERDICT
+from roadtest.pytest_plugin.stash import CALL_FAILED, RUNNER, UNSUPPORTED
+from roadtest.pytest_plugin.verdict import VERDICT
 from roadtest.testing import coverage
 from roadtest.trace.format import TraceWriteError
 

@@ -8,10 +8,8 @@ import pytest
 
 if TYPE_CHECKING:
     from roadtest.pytest_plugin import examples
-    from roadtest.pytest_plugin.verdict import TestVerdict
     from roadtest.testing.devices import Device
 
-VERDICT: pytest.StashKey[TestVerdict] = pytest.StashKey()  # a guest test's
 # The devices each collected test module declares, by module name: a group tests use together.
 DEVICES: pytest.StashKey[dict[str, list[Device]]] = pytest.StashKey()
 # Tests the machine cannot run as the host has it (MachineType.unsupported).

@@ -12,7 +12,7 @@ import pytest
 from roadtest.guest.protocol import ProtocolError
 from roadtest.pytest_plugin import examples, verdicts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
-from roadtest.pytest_plugin.stash import RUNNER, VERDICT
+from roadtest.pytest_plugin.stash import RUNNER
 from roadtest.replayer.failures import DamagedTrace, ReplayFailure
 
 if TYPE_CHECKING:
@@ -113,6 +113,9 @@ class TestVerdict:
 
     def backend_lines(self) -> list[str]:
         return BACKEND_LOG.records[self.backend_mark :]
+
+
+VERDICT = pytest.StashKey[TestVerdict]()  # a guest test's
 
 
 @pytest.hookimpl(wrapper=True)
