@@ -34,14 +34,6 @@ POLL = 0.2  # s between asks whether the command ended
 # file's directory).
 _OUTPUT_DIRS = ("--roadtest-record", "--roadtest-replay-results")
 _OUTPUT_FILES = ("--roadtest-ktap", "--junitxml", "--junit-xml")
-_UNSUPPORTED = {
-    "--coverage": "the coverage kernel",
-    "--roadtest-coverage": "the coverage kernel",
-    "--sanitizers": "the sanitizer kernel",
-    "--roadtest-sanitizers": "the sanitizer kernel",
-    "--machine": "another machine than UML",
-    "--roadtest-machine": "another machine than UML",
-}
 
 
 def take_vm(argv: list[str]) -> tuple[list[str], str | None]:
@@ -89,11 +81,21 @@ def outputs(args: list[str]) -> list[Path]:
 
 
 def check_supported(args: list[str]) -> None:
-    for arg in args:
-        what = _UNSUPPORTED.get(arg.split("=", 1)[0])
-        if what is not None:
-            raise UsageError(f"--vm qemu runs the main UML kernel: {arg} ({what}) is not here")
-    if "--roadtest-time=travel" in args or _after(args, "--roadtest-time") == "travel":
+    """What the VM cannot run, as a usage error: it boots the main UML kernel, and UML's
+    basic time-travel panics there."""
+    from roadtest.arch.um import UM
+    from roadtest.machine.base import TimeMode
+    from roadtest.run_options import RunOptions, take
+
+    values, _ = take(args)
+    options = RunOptions.parse(values)
+    if not options.variant.is_main:
+        raise UsageError(f"--vm qemu runs the main UML kernel: not the {options.variant.name} one")
+    if options.machine.target is not UM:
+        raise UsageError(
+            f"--vm qemu runs the main UML kernel: not the {options.machine.name} machine"
+        )
+    if options.time is TimeMode.TRAVEL:
         # A real alarm handled inside time_travel_update_time_rel: "time-travel: time goes
         # backwards". Simulated time (the default) has no real alarm, and real time none
         # of basic time-travel's bookkeeping.
@@ -101,14 +103,6 @@ def check_supported(args: list[str]) -> None:
             "--vm qemu: UML's basic time-travel panics in the VM: use --roadtest-time=sim "
             "(the default) or real"
         )
-
-
-def _after(args: list[str], option: str) -> str | None:
-    """The value given to `option` as a separate argument (`--opt VALUE`), if any."""
-    for i, arg in enumerate(args[:-1]):
-        if arg == option:
-            return args[i + 1]
-    return None
 
 
 def run_in_vm(

@@ -43,10 +43,16 @@ def test_report_files_may_be_written_where_they_go(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "option", ["--sanitizers", "--coverage", "--machine=x86_64", "--roadtest-sanitizers"]
+    ("option", "what"),
+    [
+        ("--sanitizers", "not the sanitizers one"),
+        ("--coverage", "not the coverage one"),
+        ("--machine=x86_64", "not the x86_64 machine"),
+        ("--roadtest-sanitizers", "not the sanitizers one"),
+    ],
 )
-def test_other_kernels_are_refused_in_one_line(option: str) -> None:
-    with pytest.raises(RoadtestError, match=f"--vm qemu runs the main UML kernel: {option}"):
+def test_other_kernels_are_refused_in_one_line(option: str, what: str) -> None:
+    with pytest.raises(RoadtestError, match=f"--vm qemu runs the main UML kernel: {what}"):
         check_supported(["tests/drivers", option])
 
 
