@@ -159,6 +159,11 @@ class ProcessGuest(Machine):
             raise GuestError(
                 f"guest did not boot ({self._boot_failure(err)}); console: {self.console_log}"
             ) from err
+        except BaseException:
+            # Ctrl-C mid-boot: a guest whose agent is not up cannot be powered off, and
+            # stop() would wait for the rest of the boot (seconds under QEMU's TCG) to ask.
+            self.kill()
+            raise
         self.boot_seconds = time.monotonic() - started
         self.release = str(ready.get("release", ""))
 
