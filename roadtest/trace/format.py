@@ -172,6 +172,7 @@ def write_failures() -> list[TraceWriteError]:
     """Every TraceWriter's failure in this process so far (one per writer, at most)."""
     return list(_write_failures)
 
+
 # Values from a trace in error messages: bounded in size and depth, escaped.
 _repr = reprlib.Repr()
 _repr.maxlevel = 3
