@@ -6,7 +6,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 # Lines that mean the kernel is in trouble: the report shows them first.
@@ -14,6 +14,33 @@ TROUBLE = re.compile(
     r"Kernel panic|WARNING:|BUG:|Oops|general protection|UBSAN:|KASAN:|"
     r"possible recursive locking|circular locking|INFO: task .* blocked|Call Trace:"
 )
+# The kind of the report a trouble line starts, by its text. A report comes before the
+# panic it may cause (roadtest's guests boot with panic_on_warn and oops=panic): the
+# first trouble line that names a kind names the failure. Within a line, the first match
+# wins: lockdep's reports start with "WARNING:" too, KASAN's with "BUG:".
+REPORTS: tuple[tuple[str, str], ...] = (
+    ("KASAN:", "KASAN"),
+    ("UBSAN:", "UBSAN"),
+    ("locking", "lockdep"),
+    ("lock held", "lockdep"),
+    ("Oops", "oops"),
+    ("general protection", "oops"),
+    ("BUG:", "BUG"),
+    ("WARNING:", "WARN"),
+    ("Kernel panic", "panic"),
+)
+
+
+def first_kernel_report(lines: Sequence[str]) -> tuple[str, str] | None:
+    """The kind (REPORTS) and the line of the first kernel report among `lines`."""
+    for line in lines:
+        if TROUBLE.search(line):
+            for text, kind in REPORTS:
+                if text in line:
+                    return kind, line.strip()
+    return None
+
+
 # The kernel's last word when it panics: the reason is the rest of the line.
 PANIC = re.compile(r"Kernel panic - not syncing: .*")
 _KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")

@@ -29,8 +29,20 @@ from hypothesis.errors import HypothesisException, StopTest
 
 from roadtest import signals
 from roadtest.guest.client import AgentTimeout
-from roadtest.machine.console import TROUBLE
+from roadtest.machine.console import TROUBLE, first_kernel_report
 from roadtest.pytest_plugin import verdicts
+from roadtest.pytest_plugin.verdicts import (
+    GuestDied,
+    GuestHang,
+    KASANReport,
+    KernelBug,
+    KernelFailure,
+    KernelOops,
+    KernelPanic,
+    KernelWarning,
+    LockdepReport,
+    UBSANReport,
+)
 from roadtest.run_options import DEFAULT_HANG_LIMIT
 
 if TYPE_CHECKING:
@@ -41,71 +53,22 @@ EXCERPT_LINES = 40
 MARKER = "roadtest: example "  # what the runner prints at each example's end
 
 
-class KernelFailure(Exception):
-    """An example made the guest kernel report trouble, crash or hang."""
-
-
-class KernelPanic(KernelFailure):
-    """The guest kernel panicked during the example."""
-
-
-class KernelOops(KernelFailure):
-    """An oops (a fault in kernel code) during the example."""
-
-
-class KernelBug(KernelFailure):
-    """A BUG: report during the example."""
-
-
-class KernelWarning(KernelFailure):
-    """A WARN() fired during the example."""
-
-
-class LockdepReport(KernelFailure):
-    """Lockdep found a locking problem during the example."""
-
-
-class UBSANReport(KernelFailure):
-    """UBSAN found undefined behaviour during the example."""
-
-
-class KASANReport(KernelFailure):
-    """KASAN found a bad memory access during the example."""
-
-
-class GuestHang(KernelFailure):
-    """An agent request of the example was not answered in time: the guest was killed."""
-
-
-class GuestDied(KernelFailure):
-    """The guest died during the example without a panic message."""
-
-
-# The kernel's reports, by the text of their first line. A report comes before the panic
-# it may cause (roadtest's guests boot with panic_on_warn and oops=panic): the first
-# line that matches names the failure. Within a line, first match wins: lockdep's
-# reports start with "WARNING:" too, KASAN's with "BUG:".
-_KINDS: tuple[tuple[str, type[KernelFailure]], ...] = (
-    ("KASAN:", KASANReport),
-    ("UBSAN:", UBSANReport),
-    ("locking", LockdepReport),
-    ("lock held", LockdepReport),
-    ("Oops", KernelOops),
-    ("general protection", KernelOops),
-    ("BUG:", KernelBug),
-    ("WARNING:", KernelWarning),
-    ("Kernel panic", KernelPanic),
-)
+# The kernel's reports, by the kind console.REPORTS gives their first line.
+_KINDS: dict[str, type[KernelFailure]] = {
+    "KASAN": KASANReport,
+    "UBSAN": UBSANReport,
+    "lockdep": LockdepReport,
+    "oops": KernelOops,
+    "BUG": KernelBug,
+    "WARN": KernelWarning,
+    "panic": KernelPanic,
+}
 
 
 def first_report(lines: Sequence[str]) -> tuple[type[KernelFailure], str] | None:
     """The failure class and line of the first kernel report among `lines`."""
-    for line in lines:
-        if TROUBLE.search(line):
-            for text, kind in _KINDS:
-                if text in line:
-                    return kind, line.strip()
-    return None
+    found = first_kernel_report(lines)
+    return None if found is None else (_KINDS[found[0]], found[1])
 
 
 def excerpt(lines: Sequence[str], limit: int = EXCERPT_LINES) -> str:

@@ -41,8 +41,47 @@ class ModelFault(Exception):
     """A model raised while serving the driver (the driver saw an I/O error)."""
 
 
-class GuestDied(Exception):
-    """The guest panicked, powered off or hung during the test."""
+# The failures a guest test or a Hypothesis example ends with when the kernel reports
+# trouble, crashes or hangs (examples.py names them by machine.console.REPORTS).
+class KernelFailure(Exception):
+    """An example made the guest kernel report trouble, crash or hang."""
+
+
+class KernelPanic(KernelFailure):
+    """The guest kernel panicked during the example."""
+
+
+class KernelOops(KernelFailure):
+    """An oops (a fault in kernel code) during the example."""
+
+
+class KernelBug(KernelFailure):
+    """A BUG: report during the example."""
+
+
+class KernelWarning(KernelFailure):
+    """A WARN() fired during the example."""
+
+
+class LockdepReport(KernelFailure):
+    """Lockdep found a locking problem during the example."""
+
+
+class UBSANReport(KernelFailure):
+    """UBSAN found undefined behaviour during the example."""
+
+
+class KASANReport(KernelFailure):
+    """KASAN found a bad memory access during the example."""
+
+
+class GuestHang(KernelFailure):
+    """An agent request of the example was not answered in time: the guest was killed."""
+
+
+class GuestDied(KernelFailure):
+    """The guest panicked, powered off or hung during the test (an example: died without
+    a panic message)."""
 
 
 class ModelBlocked(Exception):

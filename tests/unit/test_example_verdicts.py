@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.pytest_plugin.examples import (
+from roadtest.pytest_plugin.examples import excerpt, first_report
+from roadtest.pytest_plugin.verdicts import (
     KASANReport,
     KernelBug,
     KernelFailure,
@@ -14,8 +15,6 @@ from roadtest.pytest_plugin.examples import (
     KernelWarning,
     LockdepReport,
     UBSANReport,
-    excerpt,
-    first_report,
 )
 
 T = "[   12.340000] "
