@@ -45,14 +45,14 @@ class Guest:
         self.session.start()
         self.boot = time.monotonic() - started
         self.device = self.session.attach(BENCH_DEVICE)
-        guest = self.session.guest
+        guest = self.session.machine
         assert isinstance(guest, ProcessGuest)
-        self.guest = guest
+        self.machine = guest
 
     def idle_cpu(self, seconds: float) -> float:
-        before = self.guest.cpu_seconds()
+        before = self.machine.cpu_seconds()
         time.sleep(seconds)
-        return (self.guest.cpu_seconds() - before) / seconds
+        return (self.machine.cpu_seconds() - before) / seconds
 
     def i2c_seconds(self, count: int) -> float:
         """Host seconds per transfer: N transfers less an empty loop, from the host."""

@@ -186,7 +186,7 @@ class ExampleRunner:
         """A live guest that nothing broke, with the test's kept devices reset; True if a
         new guest had to be started for it."""
         session = self.session
-        guest = session.guest
+        guest = session.machine
         restart = self.restart_due or guest is None or not guest.alive
         if restart:
             self.restart_due = False

@@ -170,17 +170,17 @@ def guest(
         guest = session.ensure_guest()
         guest.agent.kmsg(start)
     assert guest.console is not None
-    test_log = TestVerdict(session, guest.console.mark(), len(BACKEND_LOG.records))
-    request.node.stash[VERDICT] = test_log
-    session.on_replaced = test_log.follow
+    test_verdict = TestVerdict(session, guest.console.mark(), len(BACKEND_LOG.records))
+    request.node.stash[VERDICT] = test_verdict
+    session.on_replaced = test_verdict.follow
     if session.time == TimeMode.TRAVEL and run_options(request.config).replay is not None:
         # A player's divergence, whether it fails the call (the driver's EIO) or shows
         # when the device is detached, gets the line.
-        test_log.note = REPLAY_TIMING_NOTE
+        test_verdict.note = REPLAY_TIMING_NOTE
     problems_before = len(session.problems)
     session.test_id = node_id
-    session.log_start = (guest, test_log.console_mark)
-    test_log.pids = session.guest_pids()
+    session.log_start = (guest, test_verdict.console_mark)
+    test_verdict.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
     live = contextlib.ExitStack()
     if needs is not None and run_options(request.config).record is not None:
@@ -205,11 +205,11 @@ def guest(
             yield session
         finally:
             handle.inner_test = inner
-        if session.guest is not None and session.guest is not test_log.guest:
-            test_log.follow(session.guest)  # examples replaced the guest: report the last
+        if session.machine is not None and session.machine is not test_verdict.machine:
+            test_verdict.follow(session.machine)  # examples replaced the guest: report the last
     session.on_replaced = None
-    if test_log.guest is not None:
-        guest = test_log.guest  # another, if the test asked for a device its tree lacked
+    if test_verdict.machine is not None:
+        guest = test_verdict.machine  # another, if the test asked for a device its tree lacked
     assert guest.console is not None
     if request.session.exitstatus == pytest.ExitCode.INTERRUPTED:
         # Torn down after Ctrl-C/SIGTERM, outside any test: a failure raised here would
@@ -222,7 +222,7 @@ def guest(
     strays: list[str] = []
     if guest.alive:
         try:
-            strays = session.kill_strays(test_log.pids)
+            strays = session.kill_strays(test_verdict.pids)
         except (OSError, ProtocolError):
             pass  # the guest died meanwhile: reported below
     session.detach_all()
@@ -231,19 +231,19 @@ def guest(
     capture_problems = tracecmd_capture.finish_test(request.config, guest, node_id)
     session.test_id = ""
     # Every kernel line up to here reached the host: trouble so far is this test's.
-    test_log.flush_console(f"roadtest: end {node_id}")
+    test_verdict.flush_console(f"roadtest: end {node_id}")
     if guest.alive:
         request.config.stash[LAST_TEST] = (node_id, guest.console.mark())
     if request.node.stash.get(CALL_FAILED, False):
         return  # the report already shows the logs; don't add an error on top
     failures: list[str] = []
-    death = verdicts.guest_death(guest, test_log.console_mark)
-    if test_log.timed_out is not None:
-        death = str(verdicts.timed_out(guest, test_log.console_mark, test_log.timed_out))
+    death = verdicts.guest_death(guest, test_verdict.console_mark)
+    if test_verdict.timed_out is not None:
+        death = str(verdicts.timed_out(guest, test_verdict.console_mark, test_verdict.timed_out))
     if death is not None:
         failures.append(death)
-    errors = test_log.new_model_errors()
-    model = verdicts.model_outcome(errors, test_log.note_for(errors))
+    errors = test_verdict.new_model_errors()
+    model = verdicts.model_outcome(errors, test_verdict.note_for(errors))
     if model is not None:
         failures.append(f"{type(model).__name__}: {model}")
     if strays:
@@ -252,11 +252,11 @@ def guest(
             "test starts): " + "; ".join(strays)
         )
     failures += device_problems
-    note = test_log.note_for(session.problems[problems_before:])
+    note = test_verdict.note_for(session.problems[problems_before:])
     if device_problems and note and model is None:
         failures.append(note)
     failures += capture_problems
-    trouble = guest.console.trouble(test_log.console_mark)
+    trouble = guest.console.trouble(test_verdict.console_mark)
     if trouble and death is None:
         failures.append("the guest kernel reported trouble:\n" + "\n".join(trouble))
     if failures:

@@ -155,24 +155,26 @@ def pytest_runtest_makereport(
         from roadtest.replayer.results import add_failed_test
 
         add_failed_test(Path(results), item.nodeid, _headline(report))
-    test_log = item.stash.get(VERDICT, None)
-    if test_log is not None and test_log.guest is not None and report.when == "call":
+    test_verdict = item.stash.get(VERDICT, None)
+    if test_verdict is not None and test_verdict.machine is not None and report.when == "call":
         # Which machine the test ran on (junit's properties, KTAP's diagnostics).
-        report.user_properties.append(("machine", test_log.guest.describe()))
-    if test_log is None or not report.failed:
+        report.user_properties.append(("machine", test_verdict.machine.describe()))
+    if test_verdict is None or not report.failed:
         return report
     runner = item.stash.get(RUNNER, None)
     if runner is not None and report.when == "call":
         _report_examples(item, call, report, runner)
-    if test_log.timed_out is not None:
-        report.user_properties.append(("timeout", test_log.timed_out))  # KTAP's TIMEOUT
-    test_log.flush_console()
-    kernel = test_log.kernel_lines()
-    backend = test_log.backend_lines()
-    if test_log.replay_problems:
-        report.sections.append(("roadtest replay", "\n".join(map(str, test_log.replay_problems))))
+    if test_verdict.timed_out is not None:
+        report.user_properties.append(("timeout", test_verdict.timed_out))  # KTAP's TIMEOUT
+    test_verdict.flush_console()
+    kernel = test_verdict.kernel_lines()
+    backend = test_verdict.backend_lines()
+    if test_verdict.replay_problems:
+        report.sections.append(
+            ("roadtest replay", "\n".join(map(str, test_verdict.replay_problems)))
+        )
     report.sections.append(("roadtest kernel log", "\n".join(kernel) or "(no kernel messages)"))
     report.sections.append(("roadtest backend log", "\n".join(backend) or "(no backend messages)"))
-    if test_log.guest is not None:
-        report.sections.append(("roadtest guest", f"console: {test_log.guest.console_log}"))
+    if test_verdict.machine is not None:
+        report.sections.append(("roadtest guest", f"console: {test_verdict.machine.console_log}"))
     return report

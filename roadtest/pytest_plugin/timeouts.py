@@ -38,15 +38,15 @@ class _Settings(Protocol):  # pytest_timeout.Settings
     def timeout(self) -> float: ...
 
 
-class _TestLog(Protocol):
+class _TestVerdict(Protocol):
     @property
-    def guest(self) -> _Guest | None: ...
+    def machine(self) -> _Guest | None: ...
 
     timed_out: float | None
 
 
 class _Timer:
-    def __init__(self, item: pytest.Item, limit: float, log: Callable[[], _TestLog | None]):
+    def __init__(self, item: pytest.Item, limit: float, log: Callable[[], _TestVerdict | None]):
         self.limit = limit
         self.log = log
         self.ended = threading.Event()
@@ -69,9 +69,9 @@ class _Timer:
         if self.ended.wait(self.limit):
             return
         log = self.log()
-        if log is not None and log.guest is not None and log.guest.alive:
+        if log is not None and log.machine is not None and log.machine.alive:
             log.timed_out = self.limit
-            log.guest.abort()
+            log.machine.abort()
             if self.ended.wait(_GRACE):
                 return
         if self.interrupts and self.main is not None:
@@ -86,7 +86,7 @@ class GuestTimeouts:
     """pytest-timeout's timer hooks, for tests that use the guest."""
 
     def __init__(
-        self, log_of: Callable[[pytest.Item], _TestLog | None], limits: bool = True
+        self, log_of: Callable[[pytest.Item], _TestVerdict | None], limits: bool = True
     ) -> None:
         self.log_of = log_of
         self.limits = limits  # False: no test has a limit, not even by its marker (under gdb)

@@ -29,7 +29,7 @@ class TestVerdict:
 
     def __init__(self, session: RoadtestSession, console_mark: int, backend_mark: int) -> None:
         self.session = session
-        self.guest = session.guest
+        self.machine = session.machine
         self.console_mark = console_mark
         self.backend_mark = backend_mark
         self.errors_mark = len(session.backend.errors)
@@ -43,12 +43,12 @@ class TestVerdict:
         """The session replaced the test's live guest with one whose devicetree has a device
         the test asked for: the test goes on in it (a crashed guest is never followed)."""
         assert guest.console is not None
-        self.guest, self.console_mark = guest, guest.console.mark()
+        self.machine, self.console_mark = guest, guest.console.mark()
         self.pids = self.session.guest_pids()
 
     def flush_console(self, marker: str = "") -> None:
         """Make sure the kernel's lines so far reached the host, by waiting for a marker."""
-        guest = self.guest
+        guest = self.machine
         if guest is None or guest.console is None or not guest.alive:
             return
         marker = marker or f"roadtest: report {self.console_mark}"
@@ -82,8 +82,8 @@ class TestVerdict:
         """What to report in place of `exc` (None: the test passed): a model's exception or
         the replay's divergence, or how the guest died; None when there is nothing better
         than `exc`."""
-        if self.timed_out is not None and self.guest is not None:
-            return verdicts.timed_out(self.guest, self.console_mark, self.timed_out)
+        if self.timed_out is not None and self.machine is not None:
+            return verdicts.timed_out(self.machine, self.console_mark, self.timed_out)
         errors = self.new_model_errors()
         first = errors[0].exception if errors else None
         if exc is not None and isinstance(first, ReplayFailure) and first.in_unbind:
@@ -99,16 +99,16 @@ class TestVerdict:
         # Found when a device was detached (the driver stopped early): a test that failed
         # on its own stopped early itself, so its exception stays the headline.
         self.replay_problems += problems
-        if self.guest is not None and exc is not None and verdicts.is_guest_death(exc):
+        if self.machine is not None and exc is not None and verdicts.is_guest_death(exc):
             controller = self.session.backend.controller
             running = controller.running_for if controller is not None else 0.0
-            return verdicts.hang_or_death(self.guest, self.console_mark, exc, running)
+            return verdicts.hang_or_death(self.machine, self.console_mark, exc, running)
         return None
 
     def kernel_lines(self) -> list[str]:
-        if self.guest is None or self.guest.console is None:
+        if self.machine is None or self.machine.console is None:
             return []
-        lines = self.guest.console.lines_since(self.console_mark)
+        lines = self.machine.console.lines_since(self.console_mark)
         return [line for line in lines if examples.MARKER not in line]
 
     def backend_lines(self) -> list[str]:
@@ -123,19 +123,19 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """A guest test's failure names its cause: the model's exception rather than the
     driver's EIO, how the guest died rather than a closed channel."""
     __tracebackhide__ = True  # the report shows the test's frames and the cause, not ours
-    test_log = item.stash.get(VERDICT, None)
-    if test_log is None or RUNNER in item.stash:
+    test_verdict = item.stash.get(VERDICT, None)
+    if test_verdict is None or RUNNER in item.stash:
         return (yield)  # not a guest test, or a Hypothesis one: each example said its cause
     try:
         result = yield
     except (KeyboardInterrupt, pytest.exit.Exception, pytest.skip.Exception):
         raise  # the user's Ctrl-C, or the test's own decision
     except BaseException as exc:
-        cause = test_log.cause(exc)
+        cause = test_verdict.cause(exc)
         if cause is None:
             raise
         raise cause from exc
-    cause = test_log.cause(None)
+    cause = test_verdict.cause(None)
     if cause is not None:
         raise cause
     return result

@@ -29,7 +29,7 @@ def _open(selections: Sequence[Selection], found: Collected) -> int:
     tree = [d for group in found.declared.values() if set(group) & set(devices) for d in group]
     terminal = Terminal()
     try:
-        guest = found.open_session(groups=[tree], terminal=terminal.guest)
+        guest = found.open_session(groups=[tree], terminal=terminal.guest_end)
         try:
             guest.require(*devices)
             bound = bind_all(guest, devices)

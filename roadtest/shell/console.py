@@ -51,7 +51,7 @@ def bind_all(session: RoadtestSession, devices: Sequence[Device]) -> list[Bound]
         except RoadtestError as err:
             print(f"roadtest shell: warning: {dev.name} not bound: {err}", file=sys.stderr)
         except (OSError, ProtocolError) as err:  # the probe crashed the guest, say
-            guest = session.guest
+            guest = session.machine
             death = verdicts.guest_death(guest, 0) if guest is not None else None
             print(f"roadtest shell: binding {dev.name} failed: {death or err}", file=sys.stderr)
             if death is not None:
@@ -93,7 +93,7 @@ class GuestConsole:
         return names
 
     def banner(self) -> str:
-        guest = self.session.guest
+        guest = self.session.machine
         lines = [
             f"roadtest shell: a {guest.name if guest else 'guest'} guest, kernel "
             f"{guest.release if guest else '?'}; its console log is "
@@ -122,7 +122,7 @@ class GuestConsole:
     # The guest's shell
     def _why_unusable(self) -> str:
         """Why the guest cannot be used ("" if it can)."""
-        guest = self.session.guest
+        guest = self.session.machine
         death = "the guest is not running" if guest is None else verdicts.guest_death(guest, 0)
         if death is None:
             return ""

@@ -23,14 +23,14 @@ class Terminal:
     """A pty whose `guest` end the machine gets and whose `host` end the bridge reads."""
 
     def __init__(self) -> None:
-        self.host, self.guest = os.openpty()
-        tty.setraw(self.guest)
+        self.host, self.guest_end = os.openpty()
+        tty.setraw(self.guest_end)
         # What the guest printed after its last newline (its prompt, usually): shown again
         # when the user comes back, since the guest prints it only once.
         self.last_line = bytearray()
 
     def close(self) -> None:
-        for fd in (self.host, self.guest):
+        for fd in (self.host, self.guest_end):
             with contextlib.suppress(OSError):
                 os.close(fd)
 

@@ -190,7 +190,7 @@ class RoadtestSession:
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
         self.terminal = terminal
         self.debugger = debugger
-        self.guest: Machine | None = None
+        self.machine: Machine | None = None
         self.boots = 0
         self.buses: dict[str, TestBus] = buses.session_buses()
         self.active: list[Bound] = []
@@ -259,7 +259,7 @@ class RoadtestSession:
         self.dtb = self._compile(tree)
         self.tree = tree
         # A guest that died is not replaced quietly: the test's verdict reports its death.
-        replacing = self.guest is not None and self.guest.alive
+        replacing = self.machine is not None and self.machine.alive
         guest = self.boot()
         if replacing and self.on_replaced is not None:
             self.on_replaced(guest)
@@ -270,9 +270,9 @@ class RoadtestSession:
         self.boot()
 
     def boot(self) -> Machine:
-        if self.guest is not None:
-            self._guest_ends(self.guest)
-            self.guest.kill()
+        if self.machine is not None:
+            self._guest_ends(self.machine)
+            self.machine.kill()
         self.boots += 1
         config = BootConfig(
             image=self.kernel.image,
@@ -290,17 +290,17 @@ class RoadtestSession:
         )
         if self.debugger is not None:
             config.call_timeout = None
-        self.guest = self.machine_type.machine(config)
-        self.guest.start()
+        self.machine = self.machine_type.machine(config)
+        self.machine.start()
         if self.debugger is not None:
             self._load_drivers()
-            self.debugger(self.guest, self.modules.directories())
+            self.debugger(self.machine, self.modules.directories())
         for bus in self.buses.values():
             try:
-                bus.discover(self.guest.agent)
+                bus.discover(self.machine.agent)
             except RoadtestError as err:
-                raise RoadtestError(f"{err}; console: {self.guest.console_log}") from None
-        return self.guest
+                raise RoadtestError(f"{err}; console: {self.machine.console_log}") from None
+        return self.machine
 
     @property
     def i2c_bus_number(self) -> int:
@@ -322,10 +322,10 @@ class RoadtestSession:
                 log.warning("not loaded for the debugger: %s", err)  # its test will say so
 
     def ensure_guest(self) -> Machine:
-        if self.guest is None or not self.guest.alive:
+        if self.machine is None or not self.machine.alive:
             log.info("starting a new guest")
             return self.boot()
-        return self.guest
+        return self.machine
 
     def _guest_ends(self, guest: Machine) -> None:
         """Give the callbacks a last look at a guest that still answers."""
@@ -335,10 +335,10 @@ class RoadtestSession:
         self.drivers_loaded = {}
 
     def stop(self) -> None:
-        if self.guest is not None:
-            self._guest_ends(self.guest)
-            self.guest.stop()
-            self.guest = None
+        if self.machine is not None:
+            self._guest_ends(self.machine)
+            self.machine.stop()
+            self.machine = None
         self.backend.stop()
 
     @property
@@ -510,7 +510,7 @@ class RoadtestSession:
 
     def detach(self, bound: Bound) -> None:
         """Unbind (if the guest still runs) and take any model off the bus."""
-        if bound.bound and self.guest is not None and self.guest.alive:
+        if bound.bound and self.machine is not None and self.machine.alive:
             try:
                 self.unbind(bound)
             except ProtocolError:

@@ -25,14 +25,14 @@ from roadtest.testing import RoadtestSession
 
 @pytest.fixture
 def uml(guest: RoadtestSession) -> RoadtestSession:
-    if not isinstance(guest.guest, UMLGuest):
+    if not isinstance(guest.machine, UMLGuest):
         pytest.skip("hostfs is UML's: this machine's guest has no hostfs to mount")
     return guest
 
 
 @pytest.fixture
 def qemu(guest: RoadtestSession) -> RoadtestSession:
-    if not isinstance(guest.guest, QEMUGuest):
+    if not isinstance(guest.machine, QEMUGuest):
         pytest.skip("9p shares are QEMU's: a UML guest has none")
     return guest
 
@@ -58,8 +58,8 @@ def assert_untouched(target: Path) -> None:
 
 
 def workdir(guest: RoadtestSession) -> Path:
-    assert guest.guest is not None
-    return guest.guest.workdir
+    assert guest.machine is not None
+    return guest.machine.workdir
 
 
 def test_the_work_directory_is_writable(guest: RoadtestSession) -> None:
@@ -181,8 +181,8 @@ def test_the_guest_process_has_no_privilege_on_the_host(guest: RoadtestSession) 
     """Kernel code in a UML guest runs as this host process, and a QEMU guest's escape
     would run as QEMU: it must not be able to undo the read-only mounts, whatever system
     call it makes."""
-    assert isinstance(guest.guest, ProcessGuest) and guest.guest.proc is not None
-    pid = guest.guest.proc.pid
+    assert isinstance(guest.machine, ProcessGuest) and guest.machine.proc is not None
+    pid = guest.machine.proc.pid
     status = dict(
         line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
     )

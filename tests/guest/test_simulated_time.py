@@ -104,7 +104,7 @@ def test_an_idle_guest_sleeps(tmp_path: Path) -> None:
     session = RoadtestSession(kernel, [], tmp_path / "work", cpu=cpu, time=TimeMode.SIM)
     try:
         session.start()
-        guest = session.guest
+        guest = session.machine
         assert isinstance(guest, ProcessGuest)
         uptime = session.agent.read_file("/proc/uptime")
         before = guest.cpu_seconds()

@@ -47,7 +47,7 @@ def test_a_registered_machine_boots_the_sessions_guest(dummy: DummyMachine, tmp_
     session.start()
     try:
         (guest,) = dummy.booted
-        assert session.guest is guest and guest.alive
+        assert session.machine is guest and guest.alive
         assert guest.config.image == dummy.kernel.image and guest.config.dtb == session.dtb
         dts = (tmp_path / "run" / "guest.dts").read_text()
         # The machine's transport around the backend's devices, then the tests' fragments.
@@ -97,7 +97,7 @@ SENSOR = I2CDevice(
 
 
 def test_on_the_dummy(guest):
-    assert guest.guest.name == "dummy"
+    assert guest.machine.name == "dummy"
     dev = guest.attach(SENSOR)
     handler = guest.backend.i2c.bus.detach(dev.addr)
     assert handler.model is dev.model

@@ -144,10 +144,10 @@ def test_the_bridge_passes_bytes_both_ways_until_the_escape_key() -> None:
     screen_r, screen_w = os.pipe()
     terminal = Terminal()
     try:
-        os.write(terminal.guest, b"booted\r\nguest # ")  # what the guest's shell printed
+        os.write(terminal.guest_end, b"booted\r\nguest # ")  # what the guest's shell printed
         os.write(keys_w, b"ls\r\x03" + ESCAPE)  # Ctrl-C goes through, as typed
         assert bridge(keys_r, screen_w, terminal, lambda: "") == ""
-        assert os.read(terminal.guest, 100) == b"ls\r\x03"
+        assert os.read(terminal.guest_end, 100) == b"ls\r\x03"
         assert os.read(screen_r, 100) == b"booted\r\nguest # "
         assert bytes(terminal.last_line) == b"guest # "
         # Coming back: the prompt the guest printed before is shown again.
