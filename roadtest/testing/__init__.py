@@ -10,6 +10,7 @@ from roadtest.testing.session import (
     RoadtestSession,
 )
 from roadtest.testing.sysfs import read_float, read_int, read_str, write_float, write_int, write_str
+from roadtest.testing.waiting import wait_until
 
 __all__ = [
     "BindError",
@@ -25,6 +26,7 @@ __all__ = [
     "read_float",
     "read_int",
     "read_str",
+    "wait_until",
     "write_float",
     "write_int",
     "write_str",

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import errno
-import time
 from collections.abc import Callable
 
 import pytest
@@ -42,7 +41,7 @@ from roadtest.models.pcf8563 import (
     REG_WEEKDAYS,
     REG_YEARS,
 )
-from roadtest.testing import I2CDevice, RoadtestSession
+from roadtest.testing import I2CDevice, RoadtestSession, wait_until
 from roadtest.testing.rtc import RTC, RTC_AF, RTC_IRQF, RTC_VL_DATA_INVALID
 
 RTC_NO_IRQ = I2CDevice(
@@ -148,7 +147,7 @@ def set_time(rtc: RTC, model: PCF8563, when: datetime.datetime) -> None:
     golden trace - would differ from run to run."""
     reads = model.reads
     rtc.set_time(when)
-    wait_for(lambda: model.reads > reads, "the RTC core's read after setting the time")
+    wait_until(lambda: model.reads > reads, "the RTC core's read after setting the time")
 
 
 def test_set_time_from_invalid(guest: RoadtestSession) -> None:
@@ -172,15 +171,6 @@ def test_set_time_from_valid(guest: RoadtestSession, century: bool) -> None:
         assert_time_written(model, century=century)
         assert rtc.read_time() == CHRISTMAS
         assert model.century == century
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    """Until `condition()` holds, in host time: the driver works on after read() returns."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout:g} s")
-        time.sleep(0.01)
 
 
 def test_alarm(guest: RoadtestSession) -> None:
@@ -222,11 +212,11 @@ def test_alarm(guest: RoadtestSession) -> None:
         # The handler cleared AF (write 0), which releases INT, and returned: its
         # interrupt is unmasked again. (The RTC core's own work on the alarm holds the
         # RTC's ops_lock, which RTC_AIE_OFF below waits for.)
-        wait_for(
+        wait_until(
             lambda: not model.alarm_flag and model.irq is not None and model.irq.input,
             "the driver clearing AF",
         )
-        wait_for(lambda: line.armed, "the driver's interrupt handler returning")
+        wait_until(lambda: line.armed, "the driver's interrupt handler returning")
         rtc.alarm_irq(False)
         assert not model.register(REG_CONTROL_STATUS_2) & (CS2_AIE | CS2_AF)
         assert model.irq.input

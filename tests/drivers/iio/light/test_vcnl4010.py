@@ -11,7 +11,6 @@ ps_scale, 0 on these chips).
 from __future__ import annotations
 
 import errno
-import time
 
 import pytest
 
@@ -45,6 +44,7 @@ from roadtest.testing import (
     read_float,
     read_int,
     read_str,
+    wait_until,
     write_int,
     write_str,
 )
@@ -82,15 +82,17 @@ def wait_int_released(model: VCNL4010, timeout: float = 5.0) -> None:
     event can reach the test first; a measurement in between would find INT
     still low, make no new falling edge, and the interrupt would be lost.
     """
-    assert model.irq is not None, "the harness did not wire the irq line"
-    deadline = time.monotonic() + timeout
-    while not model.irq.input:
-        if time.monotonic() >= deadline:
-            raise AssertionError(
-                f"INT still asserted after {timeout:g} s: status "
-                f"{model.regs[REG_INTERRUPT_STATUS]:#04x}, the driver did not clear it"
-            )
-        time.sleep(0.001)
+    irq = model.irq
+    assert irq is not None, "the harness did not wire the irq line"
+    wait_until(
+        lambda: irq.input,
+        lambda: (
+            f"INT still asserted: status {model.regs[REG_INTERRUPT_STATUS]:#04x}, the "
+            "driver did not clear it"
+        ),
+        timeout,
+        interval=0.001,
+    )
 
 
 def assert_proximity_event(event: IIOEvent, direction: IIOEventDirection) -> None:
