@@ -85,7 +85,10 @@ def source_identity() -> SourceIdentity:
 
 
 def read_series(repo_root: Path) -> list[Path]:
-    """The patches named by kernel-patches/series, in order (no series file: no patches)."""
+    """The patches kernel-patches/series names, in order (no series file: no patches).
+
+    Its lines name the series, in the order they are applied: each a directory of
+    kernel-patches/ (um/, iio/, ...) whose own `series` file lists its patches."""
     series = repo_root / SERIES
     if not series.exists():
         return []
@@ -93,8 +96,14 @@ def read_series(repo_root: Path) -> list[Path]:
 
 
 def read_series_file(series: Path, shown: Path | str | None = None) -> list[Path]:
-    """The patches a quilt-style series file names (relative to its directory), in order."""
-    shown = shown or series
+    """The patches a quilt-style series file names (relative to its directory), in order.
+
+    A line naming a directory stands for the patches of that directory's own `series`
+    file (one level: a series directory holds patches, not more series)."""
+    return _read_series_file(series, shown or series, nested=True)
+
+
+def _read_series_file(series: Path, shown: Path | str, *, nested: bool) -> list[Path]:
     try:
         text = series.read_text()
     except OSError as err:
@@ -111,6 +120,21 @@ def read_series_file(series: Path, shown: Path | str | None = None) -> list[Path
                 "(all patches are applied with -p1)"
             )
         patch = series.parent / line
+        if patch.is_dir():
+            inner = patch / "series"
+            if not nested:
+                raise RoadtestError(
+                    f"{shown}:{number} names the directory {line}: a series directory "
+                    "holds patches, not further series"
+                )
+            if not inner.is_file():
+                raise RoadtestError(
+                    f"{shown}:{number} names the directory {line}, which has no series file"
+                )
+            patches.extend(
+                _read_series_file(inner, Path(shown).parent / line / "series", nested=False)
+            )
+            continue
         if not patch.is_file():
             raise RoadtestError(f"{shown}:{number} names {line}, which does not exist")
         patches.append(patch)

@@ -167,3 +167,52 @@ def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert cache.default_cache_dir() == tmp_path / "c"
     monkeypatch.delenv("ROADTEST_CACHE")
     assert cache.default_cache_dir() == Path.home() / ".cache" / "roadtest"
+
+
+def test_series_of_series_directories(tmp_path: Path) -> None:
+    patches = tmp_path / "kernel-patches"
+    for name in ("um/0001-a.patch", "iio/0001-b.patch", "iio/0002-c.patch", "0001-d.patch"):
+        (patches / name).parent.mkdir(parents=True, exist_ok=True)
+        (patches / name).write_text("")
+    (patches / "um/series").write_text("0001-a.patch\n")
+    # The cover letter is in the directory but not in its series: it is not applied.
+    (patches / "iio/0000-cover-letter.patch").write_text("")
+    (patches / "iio/series").write_text("# iio\n0001-b.patch\n0002-c.patch\n")
+    (patches / "series").write_text("iio\num   # after iio\n0001-d.patch\n")
+    assert [p.relative_to(patches).as_posix() for p in read_series(tmp_path)] == [
+        "iio/0001-b.patch",
+        "iio/0002-c.patch",
+        "um/0001-a.patch",
+        "0001-d.patch",
+    ]
+
+
+def test_series_directory_without_series_file(tmp_path: Path) -> None:
+    (tmp_path / "kernel-patches/rtc").mkdir(parents=True)
+    (tmp_path / "kernel-patches/series").write_text("rtc\n")
+    with pytest.raises(RoadtestError, match=r"series:1 names the directory rtc, which has no"):
+        read_series(tmp_path)
+
+
+def test_series_directories_do_not_nest(tmp_path: Path) -> None:
+    inner = tmp_path / "kernel-patches/iio/light"
+    inner.mkdir(parents=True)
+    (inner / "series").write_text("")
+    (tmp_path / "kernel-patches/iio/series").write_text("light\n")
+    (tmp_path / "kernel-patches/series").write_text("iio\n")
+    with pytest.raises(RoadtestError, match=r"iio/series:1 names the directory light"):
+        read_series(tmp_path)
+
+
+def test_the_repository_series_apply_in_their_documented_order() -> None:
+    """kernel-patches/series names um, iio, hwmon, rtc; each directory's patches follow
+    their numbers, and no cover letter is applied."""
+    repo = Path(__file__).resolve().parents[2]
+    patches = read_series(repo)
+    dirs = [p.parent.name for p in patches]
+    assert list(dict.fromkeys(dirs)) == ["um", "iio", "hwmon", "rtc"]
+    for name in dict.fromkeys(dirs):
+        ours = [p.name for p in patches if p.parent.name == name]
+        assert ours == sorted(ours) and ours[0].startswith("0001-")
+        assert (repo / "kernel-patches" / name / "0000-cover-letter.patch").is_file()
+    assert not any(p.name.startswith("0000-") for p in patches)
