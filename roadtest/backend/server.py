@@ -13,10 +13,12 @@ listening sockets, the connected frontends, their kick fds and a wake-up
 pipe. A frontend that disconnects (guest poweroff or crash) leaves the device
 in its power-on state, and the next guest connects to the same socket.
 
-Under simulated time (`simulated_time=True`) the same loop runs the guest's
-calendar (roadtest.simtime.controller, on `time.sock`), the devices notify the
-guest in-band through it, and a virtio console carries the agent's channel
-(`console`), so that its input reaches the guest at a defined instant too.
+The backend chooses time for its connections here, and only here: a
+`Scheduler` (roadtest.simtime.notify), the host's clock by default. Under
+simulated time (`simulated_time=True`) the same loop runs the guest's calendar
+(roadtest.simtime.controller, on `time.sock`), the devices notify the guest
+in-band on it, and a virtio console carries the agent's channel (`console`), so
+that its input reaches the guest at a defined instant too.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
 from roadtest.backend.vhost_user import VhostUserConnection
 from roadtest.simtime.controller import Controller
+from roadtest.simtime.notify import RealTime, Scheduler, SimulatedTime
 from roadtest.sockets import listen_unix
 
 log = logging.getLogger("roadtest.backend.server")
@@ -153,12 +156,12 @@ class DeviceServer:
         device: VirtioDevice,
         path: Path,
         loop: EventLoop,
-        controller: Controller | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
         self.device = device
         self.path = path
         self.loop = loop
-        self.controller = controller
+        self.scheduler: Scheduler = RealTime() if scheduler is None else scheduler
         self.listener: socket.socket | None = None
         self.connection: VhostUserConnection | None = None
 
@@ -189,7 +192,7 @@ class DeviceServer:
             self._drop()
         log.info("%s: frontend connected", self.device.name)
         sock.setblocking(True)
-        conn = VhostUserConnection(sock, self.device, self.loop, self.device.name, self.controller)
+        conn = VhostUserConnection(sock, self.device, self.loop, self.device.name, self.scheduler)
         self.connection = conn
         self.loop.add_reader(sock.fileno(), lambda: self._readable(conn))
 
@@ -242,9 +245,13 @@ class Backend:
         if given:
             raise ValueError(f"no registered virtio device type for {sorted(given)}")
         #: the guest's calendar, under simulated time
-        self.controller = Controller(self.socket("time")) if simulated_time else None
+        self.controller: Controller | None = None
+        #: what the connections ask of time
+        self.scheduler: Scheduler = RealTime()
         self.console: VirtioConsole | None = None
-        if self.controller is not None:
+        if simulated_time:
+            self.controller = Controller(self.socket("time"))
+            self.scheduler = SimulatedTime(self.controller)
             self.console = VirtioConsole(self.controller)
             self.devices[self.console.name] = self.console
         self.errors: list[BackendError] = []
@@ -299,14 +306,13 @@ class Backend:
         self.workdir.mkdir(parents=True, exist_ok=True)
         loop = EventLoop()
         servers = {
-            name: DeviceServer(device, self.socket(name), loop, self.controller)
+            name: DeviceServer(device, self.socket(name), loop, self.scheduler)
             for name, device in self.devices.items()
         }
         try:
             for server in servers.values():
                 server.listen()
-            if self.controller is not None:
-                self.controller.listen(loop)
+            self.scheduler.listen(loop)
         except BaseException:
             for server in servers.values():
                 server.close()
@@ -328,8 +334,7 @@ class Backend:
                     server.close()
                 except Exception:
                     log.exception("closing %s", server.device.name)
-            if self.controller is not None:
-                self.controller.close()
+            self.scheduler.close()
             if self.console is not None:
                 self.console.close()
 

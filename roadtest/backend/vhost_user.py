@@ -15,13 +15,18 @@ what they need:
   a message with NEED_REPLY gets a u64 ack (0 = success) unless it has a
   reply of its own;
 - call fds may be pipes (UML) rather than eventfds: we write 8 bytes either way;
-- under simulated time (a `Controller`), protocol feature INBAND_NOTIFICATIONS: UML
-  then kicks with VRING_KICK messages (acked: the guest waits for them) and takes
-  calls as BACKEND_VRING_CALL messages on the backend-request channel, which its
-  time-travel handler turns into an interrupt at the calendar's current time before
-  it replies; it sets no kick or call fds, so rings start on SET_VRING_ENABLE;
+- when the scheduler times notifications (simulated time), protocol feature
+  INBAND_NOTIFICATIONS: UML then kicks with VRING_KICK messages (acked: the guest
+  waits for them) and takes calls as BACKEND_VRING_CALL messages on the
+  backend-request channel, which its time-travel handler turns into an interrupt at
+  the calendar's current time before it replies; it sets no kick or call fds, so
+  rings start on SET_VRING_ENABLE;
 - ring addresses are in the frontend's virtual address space (`user_addr`
   of the regions), descriptor addresses are guest-physical.
+
+Time is not the transport's: which queues kick, when a call is sent and how long
+the guest's clock waits for its reply are its `Scheduler`'s (roadtest.simtime.notify),
+which it calls through a `Notifier` once in-band notifications are negotiated.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from typing import Final, Protocol
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.memory import GuestMemory, GuestMemoryError, RegionSpec, close_fds
 from roadtest.backend.virtqueue import Virtqueue, VirtqueueError
-from roadtest.simtime.controller import Controller
+from roadtest.simtime.notify import Notifier, RealTime, Scheduler
 
 log = logging.getLogger("roadtest.backend.vhost_user")
 
@@ -175,7 +180,7 @@ class VhostUserConnection:
         device: VirtioDevice,
         watcher: Watcher,
         name: str = "",
-        controller: Controller | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
         self.sock = sock
         self.device = device
@@ -189,15 +194,15 @@ class VhostUserConnection:
         self.offered_protocol = PROTOCOL_FEATURES
         if not device.get_config():
             self.offered_protocol &= ~PROTOCOL_F_CONFIG
-        self.controller = controller
-        if controller is not None:
+        self.scheduler: Scheduler = RealTime() if scheduler is None else scheduler
+        if self.scheduler.in_band:
             self.offered_protocol |= PROTOCOL_F_INBAND_NOTIFICATIONS
+        self.notifier: Notifier | None = None  # once in-band notifications are negotiated
         self.acked_features = 0
         self.protocol_features = 0
         self.backend_req_fd = -1
         self._replies = bytearray()  # what came back on the backend-request channel
         self._replies_due = 0
-        self._lazy_calls: list[Virtqueue] = []  # calls for spinning drivers, not yet sent
         self.closed = False
         # Non-blocking, with our own wait where a message is cut (`_wait`): a socket
         # timeout would make every recv and send a poll first.
@@ -567,19 +572,24 @@ class VhostUserConnection:
                 "%s: frontend set protocol features we did not offer: %#x", self.name, features
             )
         self.protocol_features = features
-        in_band = self.in_band
-        for vq in self.queues:
-            vq.signal = self._signal_in_band if in_band else None
-            vq.kicks = vq.driver_spins or not in_band
-        if in_band and self.controller is not None:
-            self.controller.when_guest_waits(self._look_at_rings)
+        notifier = self.notifier
+        if self.in_band:
+            if notifier is None:
+                notifier = self.notifier = self.scheduler.notifier(self)
+            for vq in self.queues:
+                vq.signal = notifier.signal
+                vq.kicks = notifier.kicks(vq)
+        else:
+            for vq in self.queues:
+                vq.signal = None
+                vq.kicks = True
         return False
 
     @property
     def in_band(self) -> bool:
         """Notifications are messages (INBAND_NOTIFICATIONS with BACKEND_REQ)."""
         both = PROTOCOL_F_INBAND_NOTIFICATIONS | PROTOCOL_F_BACKEND_REQ
-        return self.controller is not None and self.protocol_features & both == both
+        return self.scheduler.in_band and self.protocol_features & both == both
 
     def _get_queue_num(self, request: int, payload: bytes, fds: list[int]) -> bool:
         close_fds(fds)
@@ -609,63 +619,32 @@ class VhostUserConnection:
             self.watcher.add_reader(self.backend_req_fd, self._backend_replies)
         return False
 
-    # In-band notifications (loop thread)
+    # In-band notifications (loop thread): the notifier's `Link`
 
-    def _signal_in_band(self, vq: Virtqueue, after: int) -> None:
-        controller = self.controller
-        assert controller is not None
-
-        def schedule(tests_input: bool) -> None:
-            if vq.driver_spins:
-                # Nothing in the guest waits for it: it goes with this device's next call,
-                # or at the latest with the guest's next turn.
-                if vq not in self._lazy_calls:
-                    self._lazy_calls.append(vq)
-                    controller.with_next_turn(self._send_lazy_calls)
-            else:
-                when = controller.now + after
-                controller.at(when, lambda: self._call(vq), after_guest=tests_input)
-
-        # From another thread it is the test's input (a GPIO line it drives): it reaches
-        # the guest after the guest's own work at that instant, however late the host is.
-        if controller.loop.on_loop_thread():
-            schedule(False)
-        else:
-            controller.loop.call_soon(lambda: schedule(True))
-
-    def _look_at_rings(self) -> None:
+    def look_at_rings(self) -> None:
         """The guest waits: take what it queued without a kick (`Virtqueue.kicks`)."""
         for vq in self.queues:
             if not vq.kicks and vq.ready and vq.avail_moved():
                 with self.device.lock:
                     self.process(vq)
 
-    def _send_lazy_calls(self) -> None:
-        if self._lazy_calls:
-            self._call()
-
-    def _call(self, vq: Virtqueue | None = None) -> None:
-        """Send BACKEND_VRING_CALL for `vq` and the calls waiting in `_lazy_calls`, in one
-        write; the calendar holds until the guest's replies."""
-        controller = self.controller
-        queues, self._lazy_calls = self._lazy_calls, []
-        if vq is not None:
-            queues.append(vq)
-        if self.closed or self.backend_req_fd < 0 or controller is None:
+    def send_calls(self, queues: list[int]) -> None:
+        """Send BACKEND_VRING_CALL for these queues in one write; with REPLY_ACK, the
+        notifier is told what is in flight until the guest's replies."""
+        if self.closed or self.backend_req_fd < 0 or self.notifier is None:
             return
         need_reply = bool(self.protocol_features & PROTOCOL_F_REPLY_ACK)
         flags = VERSION | (FLAG_NEED_REPLY if need_reply else 0)
         header = HEADER.pack(BACKEND_VRING_CALL, flags, VRING_STATE.size)
-        calls = b"".join(header + VRING_STATE.pack(q.index, 0) for q in queues)
+        calls = b"".join(header + VRING_STATE.pack(index, 0) for index in queues)
         try:
             os.write(self.backend_req_fd, calls)
         except OSError as err:
             log.warning("%s: in-band call: %s", self.name, err)
             return
         if need_reply:
-            for _ in queues:
-                self._replies_due += 1
-                controller.hold()
+            self._replies_due += len(queues)
+            self.notifier.in_flight(len(queues))
             # The write woke the guest, which mostly answers before this thread runs on:
             # take the reply now instead of after another round of the event loop.
             self._backend_replies()
@@ -699,9 +678,9 @@ class VhostUserConnection:
             self._reply_came()
 
     def _reply_came(self) -> None:
-        if self._replies_due and self.controller is not None:
+        if self._replies_due and self.notifier is not None:
             self._replies_due -= 1
-            self.controller.release()
+            self.notifier.replied()
 
     def _drop_backend_req(self) -> None:
         if self.backend_req_fd >= 0:
@@ -786,8 +765,8 @@ class VhostUserConnection:
         if self.closed:
             return
         self.closed = True
-        if self.controller is not None:
-            self.controller.forget(self._look_at_rings)
+        if self.notifier is not None:
+            self.notifier.close()  # what it holds is released with the channel, below
         with self.device.lock:
             self._reset_rings()
             self.device.reset()

@@ -364,10 +364,10 @@ class Controller:
         if fn in self._wait_hooks:
             self._wait_hooks.remove(fn)
 
-    def hold(self) -> None:
-        """Something the guest must take in before it runs on is in flight (an in-band
-        notification): no RUN until `release`."""
-        self._holds += 1
+    def hold(self, count: int = 1) -> None:
+        """`count` things the guest must take in before it runs on are in flight (in-band
+        notifications): no RUN until as many `release`s."""
+        self._holds += count
 
     def release(self) -> None:
         self._holds -= 1

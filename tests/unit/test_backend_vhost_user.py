@@ -35,6 +35,7 @@ from roadtest.backend.i2c import VirtioI2C
 from roadtest.backend.server import Backend, BackendStartError, EventLoop
 from roadtest.backend.virtqueue import Virtqueue
 from roadtest.models import SimpleSMBusModel
+from roadtest.simtime.notify import Link, Notifier, Queue, Scheduler
 
 D = TypeVar("D", bound=VirtioDevice)
 
@@ -42,11 +43,11 @@ D = TypeVar("D", bound=VirtioDevice)
 class Served(Generic[D]):
     """A device behind a socketpair, served by an EventLoop thread."""
 
-    def __init__(self, device: D) -> None:
+    def __init__(self, device: D, scheduler: Scheduler | None = None) -> None:
         self.device = device
         self.loop = EventLoop()
         ours, theirs = socket.socketpair()
-        self.conn = vu.VhostUserConnection(ours, device, self.loop)
+        self.conn = vu.VhostUserConnection(ours, device, self.loop, scheduler=scheduler)
         self.dropped = threading.Event()
         self.loop.add_reader(ours.fileno(), self._readable)
         self.thread = threading.Thread(target=self.loop.run, daemon=True)
@@ -146,6 +147,8 @@ def test_protocol_features_on_the_wire(i2c: Served[VirtioI2C]) -> None:
     assert reply[:12] == b"\x0f\x00\x00\x00\x05\x00\x00\x00\x08\x00\x00\x00"
     proto = int.from_bytes(reply[12:], "little")
     assert [bit for bit in (0, 3, 5, 9) if proto >> bit & 1] == [0, 3, 5]
+    # In the host's time (no scheduler given) notifications are not messages.
+    assert not proto & spec.VHOST_USER_PROTOCOL_F_INBAND_NOTIFICATIONS
 
 
 def test_replies_carry_exactly_reply_and_version(i2c: Served[VirtioI2C]) -> None:
@@ -554,3 +557,127 @@ def test_bad_ring_at_enable_is_a_device_error_not_a_failed_message(i2c: Served[V
     assert i2c.conn.queues[0].broken
     (error,) = seen
     assert error.kind == "device" and "more than 8 ahead" in str(error)
+
+
+# The seam to time: the transport asks its scheduler, and times nothing itself
+
+
+class RecordingNotifier:
+    """A notifier that records what the transport tells it; queues that do not spin
+    ask for no kicks, as under simulated time."""
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+        self.signals: list[tuple[int, int]] = []  # (queue, after)
+        self.in_flight_calls = 0
+        self.replies = 0
+        self.closed = False
+
+    def kicks(self, vq: Queue) -> bool:
+        return vq.driver_spins
+
+    def signal(self, vq: Queue, after: int) -> None:
+        self.signals.append((vq.index, after))
+
+    def in_flight(self, calls: int) -> None:
+        self.in_flight_calls += calls
+
+    def replied(self) -> None:
+        self.replies += 1
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class RecordingScheduler:
+    in_band = True
+
+    def __init__(self) -> None:
+        self.notifiers: list[RecordingNotifier] = []
+
+    def notifier(self, link: Link) -> Notifier:
+        notifier = RecordingNotifier(link)
+        self.notifiers.append(notifier)
+        return notifier
+
+    def listen(self, loop: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def on_loop(served: Served[D], fn: Callable[[], object]) -> None:
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            fn()
+        finally:
+            done.set()
+
+    served.loop.call_soon(call)
+    assert done.wait(5)
+
+
+def test_in_band_notifications_are_the_schedulers_to_time() -> None:
+    """Offered only when the scheduler times them; then the transport kicks, looks at
+    rings and sends calls only when its notifier says, and the calendar's hold on a
+    call lasts until the guest's reply on the backend-request channel."""
+    scheduler = RecordingScheduler()
+    dev = VirtioI2C()
+    dev.attach(0x48, SimpleSMBusModel({0: 0x1234}, regbytes=2, byteorder="big"))
+    served = Served(dev, scheduler)
+    fe = served.fe
+    guests_end, backends_end = socket.socketpair()
+    try:
+        fe.message(spec.VHOST_USER_SET_OWNER)
+        offered = fe.get_u64(spec.VHOST_USER_GET_FEATURES)
+        proto = fe.get_u64(spec.VHOST_USER_GET_PROTOCOL_FEATURES)
+        assert proto & spec.VHOST_USER_PROTOCOL_F_INBAND_NOTIFICATIONS
+        fe.protocol_features = proto  # REPLY_ACK from here: each message is acked
+        assert fe.set_u64(spec.VHOST_USER_SET_PROTOCOL_FEATURES, proto) == 0
+        (notifier,) = scheduler.notifiers
+        assert notifier.link is served.conn
+        assert fe.message(spec.VHOST_USER_SET_BACKEND_REQ_FD, fds=[backends_end.fileno()]) == 0
+        assert fe.set_u64(spec.VHOST_USER_SET_FEATURES, offered) == 0
+        assert fe.set_mem_table() == 0
+        q = fe.setup_queue(0)
+        # No SET_VRING_KICK under in-band notifications: enabling starts the ring.
+        assert (
+            fe.message(spec.VHOST_USER_SET_VRING_ENABLE, spec.VHOST_USER_VRING_STATE.pack(0, 1))
+            == 0
+        )
+        assert served.conn.queues[0].kicks is False  # the notifier's answer
+        q.add([b"\x90\x00\x00\x00\x00\x00\x00\x00"], [1])
+        fe.get_u64(spec.VHOST_USER_GET_QUEUE_NUM)
+        assert q.used_idx() == 0  # nobody kicked, nobody looked
+        before = len(notifier.signals)  # enabling the ring may have told of nothing at once
+        on_loop(served, served.conn.look_at_rings)  # the guest waits
+        (done,) = q.wait_used(1)
+        assert done.buffers == [b"\x00"]
+        # Told through the notifier, with the transfer's time on the bus (START, the
+        # address byte and its ack, STOP at 100 kHz), and not through the call fd.
+        assert notifier.signals[before:] == [(0, (1 + 9 + 1) * 10_000)]
+        assert not q.called()
+        on_loop(served, lambda: served.conn.send_calls([0]))
+        guests_end.settimeout(5)
+        call = guests_end.recv(spec.VHOST_USER_HEADER.size + spec.VHOST_USER_VRING_STATE.size)
+        request, flags, size = spec.VHOST_USER_HEADER.unpack_from(call)
+        assert (request, size) == (spec.VHOST_USER_BACKEND_VRING_CALL, 8)
+        assert flags == spec.VHOST_USER_VERSION | spec.VHOST_USER_FLAG_NEED_REPLY
+        assert spec.VHOST_USER_VRING_STATE.unpack_from(call, 12) == (0, 0)
+        assert wait_for(lambda: notifier.in_flight_calls == 1)
+        assert notifier.replies == 0
+        guests_end.sendall(
+            spec.VHOST_USER_HEADER.pack(
+                spec.VHOST_USER_BACKEND_VRING_CALL, spec.VHOST_USER_REPLY_FLAGS, 8
+            )
+            + spec.VHOST_USER_U64.pack(0)
+        )
+        assert wait_for(lambda: notifier.replies == 1)
+    finally:
+        served.close()
+        guests_end.close()
+        backends_end.close()
+    assert notifier.closed

@@ -1,4 +1,5 @@
-"""The calendar of simulated time against a scripted guest speaking UML's protocol.
+"""The calendar of simulated time against a scripted guest speaking UML's protocol,
+and the transport's notifications timed on it (`roadtest.simtime.notify`).
 
 The protocol's rules are include/uapi/linux/um_timetravel.h's: 16-byte messages
 (op, seq, time), each ACKed with its seq; RUN only at a time the guest asked for;
@@ -22,6 +23,7 @@ import pytest
 
 from roadtest.backend.server import EventLoop
 from roadtest.simtime.controller import Controller
+from roadtest.simtime.notify import Notifier, RealTime, SimulatedTime
 
 MSG = struct.Struct("<IIQ")
 ACK, START, REQUEST, WAIT, GET, UPDATE, RUN, FREE_UNTIL, GET_TOD, BROADCAST = range(10)
@@ -399,3 +401,119 @@ def test_how_long_the_guest_has_run_without_waiting(controller: Controller) -> N
     assert controller.running_for >= 0.3
     guest.request(WAIT)
     assert controller.running_for == 0.0
+
+
+# The transport's notifications on the calendar (roadtest.simtime.notify)
+
+
+class FakeQueue:
+    def __init__(self, index: int, driver_spins: bool = False) -> None:
+        self.index = index
+        self.driver_spins = driver_spins
+
+
+class FakeLink:
+    """The transport as a notifier sees it: records its calls at the calendar's time, each
+    owing a reply as under REPLY_ACK."""
+
+    def __init__(self, controller: Controller | None) -> None:
+        self.controller = controller
+        self.notifier: Notifier | None = None
+        self.looked = 0
+        self.calls: list[tuple[int, list[int]]] = []  # (the calendar's time, queues)
+
+    def look_at_rings(self) -> None:
+        self.looked += 1
+
+    def send_calls(self, queues: list[int]) -> None:
+        self.calls.append((self.controller.now if self.controller else -1, queues))
+        assert self.notifier is not None
+        self.notifier.in_flight(len(queues))
+
+
+def attached(loop: EventLoop, controller: Controller) -> tuple[FakeLink, Notifier]:
+    link = FakeLink(controller)
+    scheduler = SimulatedTime(controller)
+    assert scheduler.in_band
+    on_loop(loop, lambda: setattr(link, "notifier", scheduler.notifier(link)))
+    assert link.notifier is not None
+    return link, link.notifier
+
+
+def test_a_completion_is_called_at_its_time_and_holds_the_calendar_until_the_reply(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    link, notifier = attached(loop, controller)
+    assert not notifier.kicks(FakeQueue(0))  # its ring is looked at when the guest waits
+    on_loop(loop, lambda: notifier.signal(FakeQueue(0), 3_000))  # 3 us on the bus
+    assert link.calls == []  # nothing while the guest runs
+    guest.request(REQUEST, 10_000)
+    guest.request(WAIT)
+    assert guest.nothing_for(0.3)  # the call's reply is due: no RUN
+    assert link.calls == [(3_000, [0])]
+    assert link.looked == 1  # before the calendar moved
+    on_loop(loop, notifier.replied)
+    op, _, when = guest.recv()
+    assert (op, when) == (RUN, 10_000)
+
+
+def test_a_spinning_drivers_call_rides_the_guests_next_turn(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    link, notifier = attached(loop, controller)
+    spins = FakeQueue(1, driver_spins=True)
+    assert notifier.kicks(spins)  # served at once: it waits for nothing else
+
+    def twice() -> None:
+        notifier.signal(spins, 0)
+        notifier.signal(spins, 0)
+
+    on_loop(loop, twice)
+    guest.request(REQUEST, 10_000)
+    guest.request(WAIT)
+    assert guest.nothing_for(0.2)  # one call, owing its reply, just before the turn
+    assert link.calls == [(10_000, [1])]
+    on_loop(loop, notifier.replied)
+    op, _, when = guest.recv()
+    assert (op, when) == (RUN, 10_000)
+
+
+def test_a_signal_from_the_tests_thread_comes_after_the_guests_turn(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    link, notifier = attached(loop, controller)
+    notifier.signal(FakeQueue(2), 0)  # a GPIO line the test drives, say
+    on_loop(loop, lambda: None)  # it is on the calendar now
+    guest.request(REQUEST, 0)
+    guest.request(WAIT)
+    op, seq, when = guest.recv()
+    assert (op, when) == (RUN, 0)
+    assert link.calls == []  # the guest's own work at that instant came first
+    guest.sock.sendall(MSG.pack(ACK, seq, 0))
+    guest.request(WAIT)
+    assert guest.nothing_for(0.2)
+    assert link.calls == [(0, [2])]
+
+
+def test_a_closed_notifiers_rings_are_not_looked_at(
+    controller: Controller, loop: EventLoop
+) -> None:
+    guest = booted(controller)
+    link, notifier = attached(loop, controller)
+    on_loop(loop, notifier.close)
+    guest.request(REQUEST, 1_000)
+    assert guest.wait_run() == 1_000
+    assert link.looked == 0
+
+
+def test_in_the_hosts_time_nothing_is_in_band_and_drivers_kick() -> None:
+    scheduler = RealTime()
+    assert not scheduler.in_band
+    link = FakeLink(None)
+    notifier = link.notifier = scheduler.notifier(link)
+    assert notifier.kicks(FakeQueue(0))
+    notifier.signal(FakeQueue(0), 5_000)  # were a call taken in-band, it would go at once
+    assert link.calls == [(-1, [0])]

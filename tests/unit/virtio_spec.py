@@ -54,6 +54,9 @@ VHOST_USER_GET_CONFIG: Final = 24
 VHOST_USER_SET_CONFIG: Final = 25
 VHOST_USER_VRING_KICK: Final = 35
 
+# Back-end message types (on the SET_BACKEND_REQ_FD channel).
+VHOST_USER_BACKEND_VRING_CALL: Final = 4  # was VHOST_USER_SLAVE_VRING_CALL
+
 # Payloads.
 VHOST_USER_U64: Final = struct.Struct("<Q")
 VHOST_USER_VRING_STATE: Final = struct.Struct("<II")  # index, num
@@ -72,6 +75,7 @@ VHOST_USER_PROTOCOL_F_MQ: Final = 1 << 0
 VHOST_USER_PROTOCOL_F_REPLY_ACK: Final = 1 << 3
 VHOST_USER_PROTOCOL_F_BACKEND_REQ: Final = 1 << 5  # was ..._F_SLAVE_REQ
 VHOST_USER_PROTOCOL_F_CONFIG: Final = 1 << 9
+VHOST_USER_PROTOCOL_F_INBAND_NOTIFICATIONS: Final = 1 << 14
 
 # Feature bits (GET/SET_FEATURES), as masks.
 VIRTIO_RING_F_INDIRECT_DESC: Final = 1 << 28
