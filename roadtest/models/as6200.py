@@ -23,7 +23,8 @@ CR says. Interrupt mode (IM) and sleep mode (SM, single shots) are not
 modelled: a configuration that sets them is a model error. SS is stored and
 has no effect (it only starts a conversion in sleep mode). A one-byte write to
 a register writes its high byte (the first one shifted in), keeping the low
-byte: the lm75 driver restores CONFIG at unbind with an SMBus byte write.
+byte: the 6.12 lm75 driver restored CONFIG at unbind with an SMBus byte write
+(kernel-patches/hwmon/0001 fixes it; tests/drivers/hwmon/test_as6200.py shows it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """UML keeps each process's FPU/SSE/AVX state across context switches.
 
-This is what kernel-patches/0001 is about: UML saves and restores the host's
+This is what kernel-patches/um/0001 is about: UML saves and restores the host's
 XSTATE for every guest process. Two guest processes interleave float and
 vector work with sched_yield(); the results must be the host's, and vector
 registers live across the yield must come back unchanged.

@@ -1,8 +1,9 @@
 """The datasheet properties find real kernel bugs: the division by zero that
-kernel-patches/0002 fixes, on its own; and the two bugs they found in 6.12 (0004, 0005),
-whose properties are these patches' regression tests: they fail without them.
+kernel-patches/iio/0001 fixes, on its own; and the two bugs they found in 6.12
+(iio/0003, rtc/0001), whose properties are these patches' regression tests: they fail
+without them.
 
-vcnl4000.ko is built out of tree from the cached kernel tree with 0002 taken back out
+vcnl4000.ko is built out of tree from the cached kernel tree with iio/0001 taken back out
 (the tree has it applied: the patch is applied in reverse). Then, each in a pytest
 subprocess with its own guest, test_vcnl4000_properties.py's test_every_proximity_value
 for the VCNL4020 runs:
@@ -13,10 +14,10 @@ for the VCNL4020 runs:
     by zero: Hypothesis's first example, the simplest, is already the minimal one, so
     there is nothing left to shrink; test_fuzz_examples.py shows a panic being shrunk),
     and the command that reproduces it, with the module option;
-(b) with the cache's module (0002 applied): the same property passes.
+(b) with the cache's module (iio/0001 applied): the same property passes.
 
-For 0004 (vcnl4000: a measurement given up on) and 0005 (pcf8563: digits that are not
-BCD) the same: the module built with the patch taken back out fails its property, the
+For iio/0003 (vcnl4000: a measurement given up on) and rtc/0001 (pcf8563: digits that
+are not BCD) the same: the module built with the patch taken back out fails its property, the
 cache's passes.
 """
 
@@ -33,7 +34,7 @@ from roadtest.kernel import Kernel, ensure_kernel
 from roadtest.kernel.external import build_external_module
 
 REPO = repo_root()
-PATCH = REPO / "kernel-patches" / "0002-iio-light-vcnl4000-Fix-division-by-zero-reading-VCNL.patch"
+PATCH = REPO / "kernel-patches/iio/0001-iio-light-vcnl4000-Fix-division-by-zero-reading-VCNL.patch"
 DRIVER = "drivers/iio/light/vcnl4000.c"
 PATCHES = REPO / "kernel-patches"
 PROPERTY = (
@@ -103,20 +104,20 @@ def test_the_proximity_property_finds_the_division_by_zero(
     ("patch", "source", "tests", "count"),
     [
         (
-            "0004-iio-light-vcnl4000-Do-not-report-the-result-of-a-mea.patch",
+            "iio/0003-iio-light-vcnl4000-Do-not-report-the-result-of-a-mea.patch",
             DRIVER,
             "tests/drivers/iio/light/test_vcnl4000_properties.py::"
             "test_a_measurement_that_ends_after_the_driver_gave_up",
             4,  # two chips, two channels
         ),
         (
-            "0005-rtc-pcf8563-Refuse-a-date-and-time-whose-digits-are-.patch",
+            "rtc/0001-rtc-pcf8563-Refuse-a-date-and-time-whose-digits-are-.patch",
             "drivers/rtc/rtc-pcf8563.c",
             "tests/drivers/rtc/test_pcf8563_properties.py::test_a_digit_above_nine_is_an_error",
             1,
         ),
     ],
-    ids=["0004-vcnl4000", "0005-pcf8563"],
+    ids=["iio-0003-vcnl4000", "rtc-0001-pcf8563"],
 )
 def test_a_found_bug_fails_its_property_without_its_patch(
     kernel: Kernel,
@@ -127,7 +128,7 @@ def test_a_found_bug_fails_its_property_without_its_patch(
     tests: str,
     count: int,
 ) -> None:
-    undo = reversed_patch(PATCHES / patch, tmp_path / f"undo-{patch}")
+    undo = reversed_patch(PATCHES / patch, tmp_path / f"undo-{Path(patch).name}")
     unpatched = build_external_module(kernel, source, tmp_path / "unpatched", patches=[undo])
     without = run(pytester, f"--roadtest-module={unpatched}", tests=str(REPO / tests))
     without.assert_outcomes(failed=count)

@@ -63,7 +63,7 @@ def test_ids_and_reset_values() -> None:
     [(VCNL4040, 0x0D), (VCNL4040, 0x0E), (VCNL4040, 0x0F), (VCNL4200, 0x0B), (VCNL4200, 0x0C)],
 )
 def test_undefined_registers_nack(cls: type[VCNL40x0Family], reg: int) -> None:
-    # The VCNL4040 has no 0x0e: the 6.12 driver's probe read it (kernel-patches/0003).
+    # The VCNL4040 has no 0x0e: the 6.12 driver's probe read it (kernel-patches/iio/0002).
     m = cls()
     with pytest.raises(ModelError, match="undefined register"):
         read_word(m, reg)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.models.as6200 import AS6200, REG_THIGH
+from roadtest.models.as6200 import AS6200, CONFIG_AL, REG_CONFIG, REG_THIGH, RESET
+from roadtest.models.interrupt import Polarity
 from roadtest.testing import (
     BoundDevice,
     GuestPath,
@@ -103,3 +104,21 @@ def test_alarm_is_notified(guest: RoadtestSession) -> None:
             model.convert(4)
             assert watch.wait() == "0"
             assert model.irq.input is False
+
+
+def test_unbind_restores_the_configuration(guest: RoadtestSession) -> None:
+    """lm75 puts back, at unbind, the configuration it found at probe: here the
+    AS6200's reset value, 0x40A0 (CF 1 fault, POL active low, CR 4 conversions a
+    second; AL is read-only). CONFIG is 16 bits wide and written MSB first, in one
+    two-byte write (the datasheet's register description). On 6.12, lm75_remove()
+    writes it with an SMBus byte write of orig_conf's low byte, 0xA0, which lands in
+    CONFIG's high byte: kernel-patches/hwmon/0001 is the fix."""
+    reset = RESET[REG_CONFIG]
+    with guest.bound(SENSOR) as dev:
+        model = dev.model
+        assert model.config != reset & ~CONFIG_AL  # the driver's own settings meanwhile
+        model.reset_reg_writes()
+    assert model.reg_writes(REG_CONFIG) == [reset]
+    assert model.config == reset & ~CONFIG_AL
+    assert model.conversion_rate_hz == 4.0  # CR = 0b10 at reset
+    assert model.int_output.polarity == Polarity.ACTIVE_LOW  # POL = 0 at reset

@@ -150,7 +150,7 @@ def test_a_digit_above_nine_is_an_error(
 ) -> None:
     """A time register whose digits are not BCD (a nibble A-F) gives EINVAL, never a
     date: the datasheet defines no such value. Found by this property (seconds 0x0a read
-    as 00:00:10, years 0xbd as 2123); the regression test of kernel-patches/0005
+    as 00:00:10, years 0xbd as 2123); the regression test of kernel-patches/rtc/0001
     (tests/guest/test_fuzz_finds_real_bugs.py shows it failing without the patch)."""
     when, reg, value = case
     model = clock(guest, when, century=False, x_bits=False)

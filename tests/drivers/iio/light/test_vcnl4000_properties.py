@@ -250,7 +250,7 @@ def test_a_measurement_that_ends_after_the_driver_gave_up(
     The minimal example Hypothesis shrank this property to (old, new and the new
     measurement's COMMAND reads to data-ready drawn): old=0, new=1, ready_after=1, on
     both chips and both channels. It stays a fixed example: a failing property costs its
-    shrinking on every run. The regression test of kernel-patches/0004
+    shrinking on every run. The regression test of kernel-patches/iio/0003
     (tests/guest/test_fuzz_finds_real_bugs.py shows it failing without the patch)."""
     old, new = 0, 1
     with guest.bound(device) as dev:

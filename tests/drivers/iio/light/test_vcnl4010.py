@@ -4,7 +4,7 @@ Beyond the RFC: the decoded events' direction and type, the driver clearing
 the interrupt status it handled (and so releasing INT), the enable/disable
 register writes, on-demand measurements, the sampling frequency, EBUSY while
 the chip measures periodically, and in_proximity_raw, which panicked the
-guest on 6.12 (kernel-patches/0002: a division by the VCNL4040/4200-only
+guest on 6.12 (kernel-patches/iio/0001: a division by the VCNL4040/4200-only
 ps_scale, 0 on these chips).
 """
 

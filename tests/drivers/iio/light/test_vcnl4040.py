@@ -5,7 +5,7 @@ Where 6.12 and the RFC disagree:
 - Detection. The driver read VCNL4200_DEV_ID (0x0e) first, a command code
   the VCNL4040 does not have (its datasheet, 84274 table 1, ends at 0x0c);
   the RFC's model answered 0x0e to let it pass. This model NACKs undefined
-  registers, so every test here binds only with kernel-patches/0003, which
+  registers, so every test here binds only with kernel-patches/iio/0002, which
   reads the declared chip's ID register first.
 - Scale: 0.1 lux/step, not the RFC's 0.12 (see test_illuminance_scale).
 - Proximity raw: 16-bit data shown as raw / 16 (see test_proximity).
