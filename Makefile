@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.roadtest-installed
 
 .PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers variants \
 	kernel-coverage kernel-sanitizers kernel-x86_64 guest-lane2 hostile replay travel \
-	x86_64 x86_64-run x86_64-replay traces lint clean
+	x86_64 x86_64-run x86_64-replay traces lint patches-check clean
 
 # Each step of make test is a phase: PHASE runs it (scripts/phases.py, plain python3)
 # and, under make test, appends its lane, name, status and wall time to PHASES_FILE;
@@ -118,6 +118,14 @@ x86_64-replay: kernel-x86_64
 traces: kernel
 	$(VENV)/bin/roadtest record --roadtest-time=sim tests/drivers --ignore-glob='*_properties.py'
 
+# Every patch of kernel-patches/ fit to send and proven by its test: checkpatch --strict,
+# the series apply in order, the modules each patch changes build right after it, and each
+# fix's reproducer (the `roadtest run` in its message) fails with the fix taken back out of
+# its module (built out of tree against the cached kernel: seconds, not a kernel build) and
+# passes with it. roadtest/kernel/patches_check.py; docs/commands.md.
+patches-check: kernel
+	$(PHASE) $(PYTHON) -m roadtest.kernel.patches_check
+
 lint: setup
 	$(PHASE) sh -c '$(VENV)/bin/ruff check roadtest tests bench scripts && \
 		$(VENV)/bin/ruff format --check roadtest tests bench scripts && $(VENV)/bin/mypy'
@@ -134,7 +142,7 @@ lint: setup
 # (scripts/phases.py: lane, start, wall time, status; a step that did not run) is printed,
 # pass or fail, and make test fails if any step failed or did not run.
 RUN_DIR   := build/make-test
-UM_STEPS  := lint unit drivers hostile travel replay
+UM_STEPS  := lint unit drivers hostile travel replay patches-check
 X86_STEPS := x86_64-run x86_64-replay guest-lane2
 
 test:

@@ -66,9 +66,12 @@ def prepare_module_tree(
     *,
     patches: Sequence[Path] = (),
     extra: Sequence[str] = (),
+    reverse: Sequence[Path] = (),
 ) -> ModuleTree:
     """Copy `source` (a .c file of the tree at `source_dir`) and `extra` into `dest`,
-    apply `patches` with -p1 at `dest`, and write the Kbuild file. `dest` is replaced."""
+    take `reverse` back out (each undone with `patch -R`, in the order given: newest
+    first), apply `patches` with -p1 at `dest`, and write the Kbuild file. `dest` is
+    replaced."""
     src = _tree_path(source)
     if src.suffix != ".c":
         raise RoadtestError(f"{source}: a module is built from its .c file")
@@ -80,17 +83,26 @@ def prepare_module_tree(
     for rel in files:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source_dir / rel, dest / rel)
-    if patches and shutil.which("patch") is None:
+    if (patches or reverse) and shutil.which("patch") is None:
         raise RoadtestError("patch not found: install it with `apt-get install patch`")
-    for patch in patches:
+    steps = [(patch, True) for patch in reverse] + [(patch, False) for patch in patches]
+    for patch, undo in steps:
         if not patch.is_file():
             raise RoadtestError(f"patch {patch} not found")
+        options = ("-R",) if undo else ()
         failure = apply_patch(
-            runner, patch, dest, "--fuzz=0", "--no-backup-if-mismatch", "--reject-file=-"
+            runner,
+            patch,
+            dest,
+            *options,
+            "--fuzz=0",
+            "--no-backup-if-mismatch",
+            "--reject-file=-",
         )
         if failure is not None:
+            what = "cannot be taken back out of" if undo else "does not apply to"
             raise RoadtestError(
-                f"patch {patch} does not apply to {src} of {source_dir} "
+                f"patch {patch} {what} {src} of {source_dir} "
                 f"({failure}); full log: {runner.log_path}"
             )
     tree = ModuleTree(dest / src.parent, src.stem)
@@ -114,14 +126,22 @@ def build_external_module(
     *,
     patches: Sequence[Path] = (),
     extra: Sequence[str] = (),
+    reverse: Sequence[Path] = (),
     progress: Callable[[str], None] = _stderr,
 ) -> Path:
     """Build the module of `source` (a path in the kernel tree, e.g.
-    "drivers/regulator/tps6286x-regulator.c"), after `patches`, against `kernel`'s build;
-    return the .ko, whose vermagic is checked to be the guest kernel's."""
+    "drivers/regulator/tps6286x-regulator.c"), with `reverse` taken back out (patches of
+    the kernel's own series: newest first) and then `patches` applied, against `kernel`'s
+    build; return the .ko, whose vermagic is checked to be the guest kernel's."""
     runner = _runner(kernel, workdir, progress)
     tree = prepare_module_tree(
-        kernel.source_dir, source, workdir / "tree", runner, patches=patches, extra=extra
+        kernel.source_dir,
+        source,
+        workdir / "tree",
+        runner,
+        patches=patches,
+        extra=extra,
+        reverse=reverse,
     )
     return _kbuild(kernel, tree, workdir, runner)
 

@@ -1,0 +1,247 @@
+"""make patches-check's logic, without a guest or a kernel build: reading the patches'
+files and reproducers, the application check with the real `patch`, and the verdicts of
+check_patch with its builds and test runs faked."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+
+from roadtest.errors import RoadtestError
+from roadtest.kernel.build import Kernel
+from roadtest.kernel.patches_check import (
+    FAILED,
+    NONE_PASSED,
+    PASSED,
+    PatchInfo,
+    Verdict,
+    check_application,
+    check_patch,
+    checkpatch_problems,
+    later_patches_of,
+    local_headers,
+    passed_or_not,
+    read_patch,
+    report,
+    reproducer,
+    subject_of,
+    touched_files,
+)
+from roadtest.kernel.runner import Runner
+from roadtest.kernel.source import read_series
+
+REPO = Path(__file__).resolve().parents[2]
+
+PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+Subject: [PATCH 2/3] drv: foo: Make b two, a rather long subject that git
+ wraps
+
+What breaks. To reproduce:
+
+  roadtest run tests/drivers/test_foo.py \\
+    -k 'test_b and not slow'
+
+Fixes: 0123456789ab ("drv: foo: Add it")
+---
+ drivers/foo/foo.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/drivers/foo/foo.c b/drivers/foo/foo.c
+index 1111111..2222222 100644
+--- a/drivers/foo/foo.c
++++ b/drivers/foo/foo.c
+@@ -1,3 +1,3 @@
+ int a = 1;
+-int b = 1;
++int b = 2;
+ int c = 1;
+--
+2.39.5
+"""
+
+PATCH_C = PATCH.replace("int b = 1;", "int b = 2;", 1).replace("+int b = 2;", "+int b = 3;")
+
+
+def test_reading_a_patch() -> None:
+    assert subject_of(PATCH) == "drv: foo: Make b two, a rather long subject that git wraps"
+    assert touched_files(PATCH) == ["drivers/foo/foo.c"]
+    assert reproducer(PATCH) == ["tests/drivers/test_foo.py", "-k", "test_b and not slow"]
+    assert reproducer(PATCH.replace("roadtest run", "run")) == []
+
+
+def test_every_patch_of_the_repository_names_its_reproducer() -> None:
+    patches = [read_patch(p) for p in read_series(REPO)]
+    assert patches
+    for patch in patches:
+        assert patch.reproducer, patch.name
+        assert (REPO / patch.reproducer[0]).is_file(), patch.reproducer
+        assert patch.files and patch.subject
+
+
+def test_checkpatch_problems() -> None:
+    out = (
+        "WARNING: Prefer a maximum 75 chars per line\n#12: \nCHECK: Prefer using the BIT macro\n"
+        "total: 0 errors, 1 warnings, 1 checks, 5 lines checked\n"
+    )
+    assert checkpatch_problems(out) == [
+        "WARNING: Prefer a maximum 75 chars per line",
+        "CHECK: Prefer using the BIT macro",
+    ]
+    assert checkpatch_problems("total: 0 errors, 0 warnings, 0 checks\n") == []
+
+
+def info(name: str, *files: str, reproduce: Sequence[str] = ("t.py",)) -> PatchInfo:
+    return PatchInfo(Path(f"/p/{name}"), "iio", name, tuple(files), tuple(reproduce))
+
+
+def test_later_patches_of_a_file_newest_first() -> None:
+    patches = [info("1", "a.c"), info("2", "b.c"), info("3", "a.c", "b.c"), info("4", "a.c")]
+    assert later_patches_of("a.c", patches, 0) == [Path("/p/4"), Path("/p/3")]
+    assert later_patches_of("b.c", patches, 1) == [Path("/p/3")]
+    assert later_patches_of("a.c", patches, 3) == []
+
+
+def test_local_headers(tmp_path: Path) -> None:
+    (tmp_path / "drivers/hwmon").mkdir(parents=True)
+    (tmp_path / "drivers/hwmon/lm75.h").write_text("")
+    (tmp_path / "drivers/hwmon/lm75.c").write_text(
+        '#include <linux/i2c.h>\n#include "lm75.h"\n#include "gone.h"\n'
+    )
+    assert local_headers(tmp_path, "drivers/hwmon/lm75.c") == ["drivers/hwmon/lm75.h"]
+
+
+def series(tmp_path: Path) -> tuple[list[PatchInfo], Path]:
+    """Two patches of drivers/foo/foo.c, and the tree as the build has them applied."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p/0001.patch").write_text(PATCH)
+    (tmp_path / "p/0002.patch").write_text(PATCH_C)
+    tree = tmp_path / "tree/drivers/foo"
+    tree.mkdir(parents=True)
+    (tree / "foo.c").write_text("int a = 1;\nint b = 3;\nint c = 1;\n")
+    return [read_patch(tmp_path / "p/0001.patch"), read_patch(tmp_path / "p/0002.patch")], (
+        tmp_path / "tree"
+    )
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
+def test_application_check(tmp_path: Path) -> None:
+    patches, tree = series(tmp_path)
+    runner = Runner(tmp_path / "log", lambda _: None)
+    assert set(check_application(patches, tree, tmp_path, runner).values()) == {"ok"}
+    # A tree the series does not describe: the newest patch cannot be taken back out.
+    (tree / "drivers/foo/foo.c").write_text("int a = 1;\nint b = 9;\nint c = 1;\n")
+    verdicts = check_application(patches, tree, tmp_path, runner)
+    assert verdicts["p/0002.patch"].startswith("not in the built tree as it is")
+
+
+class Fakes:
+    def __init__(self, tmp_path: Path, without: int = FAILED, with_patch: int = PASSED) -> None:
+        self.tmp_path = tmp_path
+        self.statuses = {"without": without, "with": with_patch}
+        self.builds: list[tuple[str, list[str]]] = []
+        self.runs: list[list[str]] = []
+        build = tmp_path / "build"
+        (build / "drivers/foo").mkdir(parents=True)
+        (build / "drivers/foo/foo.ko").write_text("")
+        self.kernel = cast(Kernel, SimpleNamespace(source_dir=tmp_path / "tree", build_dir=build))
+
+    def build_module(
+        self,
+        kernel: Kernel,
+        source: str,
+        workdir: Path,
+        reverse: Sequence[Path],
+        extra: Sequence[str],
+    ) -> Path:
+        self.builds.append((workdir.parent.name, [p.name for p in reverse]))
+        return workdir / "foo.ko"
+
+    def run_tests(self, args: Sequence[str], log: Path) -> int:
+        self.runs.append(list(args))
+        return self.statuses[log.stem]
+
+    def check(self, patches: list[PatchInfo], index: int, clean: bool = True) -> Verdict:
+        return check_patch(
+            patches,
+            index,
+            self.kernel,
+            self.tmp_path / "work",
+            "ok",
+            build_module=self.build_module,
+            run_tests=self.run_tests,
+            checkpatch=lambda _: (0, "total: 0 errors\n") if clean else (1, "ERROR: trailing\n"),
+        )
+
+
+def test_a_fix_proven_by_its_test(tmp_path: Path) -> None:
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+    verdict = fakes.check(patches, 0)
+    assert verdict.ok, verdict.problems
+    # Built as it is after 0001 (0002 taken back out), then without 0001 alone.
+    assert fakes.builds == [("after", ["0002.patch"]), ("without", ["0001.patch"])]
+    ko = tmp_path / "work/01-0001/without/foo/foo.ko"
+    assert fakes.runs == [
+        [f"--roadtest-module={ko}", "tests/drivers/test_foo.py", "-k", "test_b and not slow"],
+        ["tests/drivers/test_foo.py", "-k", "test_b and not slow"],
+    ]
+    assert report([verdict], 1.0).splitlines()[0] == "ok   p/0001.patch (0 s)"
+
+
+def test_a_test_that_passes_without_the_fix_proves_nothing(tmp_path: Path) -> None:
+    patches, _ = series(tmp_path)
+    verdict = Fakes(tmp_path, without=PASSED).check(patches, 1)
+    problems = verdict.problems
+    assert len(problems) == 1 and problems[0].startswith("without: exit status 0, not 1")
+
+
+def test_a_failing_test_with_the_fix_and_checkpatch_findings(tmp_path: Path) -> None:
+    patches, _ = series(tmp_path)
+    verdict = Fakes(tmp_path, with_patch=FAILED).check(patches, 1, clean=False)
+    problems = verdict.problems
+    assert problems[0] == "checkpatch: ERROR: trailing"
+    assert problems[1].startswith("with: exit status 1, not 0")
+
+
+def test_built_in_code_and_a_missing_reproducer(tmp_path: Path) -> None:
+    series(tmp_path)
+    fakes = Fakes(tmp_path)
+    built_in = [info("1", "arch/um/x.c")]
+    verdict = fakes.check(built_in, 0)
+    assert verdict.ok
+    assert verdict.without.startswith("not run: built-in code")
+    assert fakes.builds == [] and fakes.runs == [["t.py"]]
+    verdict = fakes.check([info("1", "drivers/foo/foo.c", reproduce=())], 0)
+    assert verdict.problems == ["proven: the message names no `roadtest run` reproducer"]
+
+
+def test_a_module_that_does_not_build(tmp_path: Path) -> None:
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+
+    def broken(*args: object) -> Path:
+        raise RoadtestError("building foo.ko out of tree failed")
+
+    verdict = check_patch(
+        patches,
+        0,
+        fakes.kernel,
+        tmp_path / "work",
+        "ok",
+        build_module=broken,
+        run_tests=fakes.run_tests,
+        checkpatch=lambda _: (0, ""),
+    )
+    assert verdict.problems[0] == "builds: building foo.ko out of tree failed"
+    assert verdict.without == "not run"  # nothing to take the fix out of
+
+
+def test_a_run_where_nothing_passed_proves_nothing() -> None:
+    assert passed_or_not(PASSED, "x\n1 passed, 1 warning in 0.4s\n") == PASSED
+    assert passed_or_not(PASSED, "x\n1 skipped in 0.4s\n\n") == NONE_PASSED
+    assert passed_or_not(FAILED, "1 failed, 2 passed in 1s\n") == FAILED
