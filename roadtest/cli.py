@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -69,28 +67,11 @@ def run_pytest(pytest_args: list[str]) -> int:
     return pytest_main(pytest_args)
 
 
-def _writable_dir(option: str, value: str) -> Path:
-    """`value` as a directory that exists (made now) and can be written to, or RoadtestError:
-    known before any test runs, not as an OSError after them."""
-    if not value:
-        raise RoadtestError(f"{option} needs a directory")
-    path = Path(value)
-    try:
-        if path.exists() and not path.is_dir():
-            raise RoadtestError(f"{option} {value}: not a directory")
-        path.mkdir(parents=True, exist_ok=True)
-        os.rmdir(tempfile.mkdtemp(prefix=".roadtest-probe-", dir=path))  # writable, even as root
-    except OSError as err:
-        raise RoadtestError(f"{option} {value}: {err.strerror or err}") from None
-    return path
-
-
 def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
+    from roadtest.run_options import writable_dir
 
-    return record(
-        list(args.pytest_args), _writable_dir("--out", args.out), args.runner, repo_root()
-    )
+    return record(list(args.pytest_args), writable_dir("--out", args.out), args.runner, repo_root())
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -98,7 +79,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from roadtest.replayer.replay_command import replay
 
     if not args.golden:  # Path("") would be the current directory
-        raise RoadtestError("--golden needs a directory")
+        raise UsageError("--golden needs a directory")
     golden = Path(args.golden)
     for out in (golden, golden.parent):  # --golden traces, or traces/<chip>
         settle(out)  # a record killed while switching the tree: finish it before reading
@@ -426,7 +407,7 @@ def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], s
         if arg == name:
             value = next(it, "")
             if not value or value.startswith("-"):  # not the next option taken as its value
-                raise RoadtestError(f"{name} needs a value")
+                raise UsageError(f"{name} needs a value")
         elif arg.startswith(name + "="):
             value = arg.split("=", 1)[1]
         else:

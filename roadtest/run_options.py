@@ -298,7 +298,7 @@ def boot_args(value: str) -> tuple[str, ...]:
     return tuple(args)
 
 
-def _writable_dir(option: str, value: str) -> Path:
+def writable_dir(option: str, value: str) -> Path:
     """`value` as a directory that exists (made now) and can be written to: known before
     any test runs, not as an OSError after each of them."""
     if not value:
@@ -481,7 +481,7 @@ class RunOptions:
             replay_results=None if results is None else Path(results),
             trace_cmd=None
             if trace_cmd is None
-            else _writable_dir("--roadtest-trace-cmd", trace_cmd),
+            else writable_dir("--roadtest-trace-cmd", trace_cmd),
             boot_args=boot_args(text("roadtest_bootargs") or ""),
             coverage=None if coverage is None else Path(coverage).absolute(),
             ktap=None if ktap is None else _writable_file("--roadtest-ktap", ktap),

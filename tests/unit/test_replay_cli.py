@@ -40,8 +40,9 @@ def replay(golden: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def one_error_line(result: subprocess.CompletedProcess[str] | Result) -> str:
-    assert result.returncode == 2, result
+def one_error_line(result: subprocess.CompletedProcess[str] | Result, status: int = 2) -> str:
+    """The one line of an error, whose exit status is `status` (4: a usage error)."""
+    assert result.returncode == status, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     return lines[0]
@@ -340,7 +341,7 @@ def test_an_empty_golden_is_not_the_current_directory(
     tmp_path: Path, roadtest: Roadtest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert "--golden needs a directory" in one_error_line(roadtest("replay", "--golden="))
+    assert "--golden needs a directory" in one_error_line(roadtest("replay", "--golden="), 4)
 
 
 @pytest.mark.parametrize(
@@ -355,9 +356,9 @@ def test_record_out_is_checked_before_anything_runs(
     file = tmp_path / "file"
     file.write_text("mine")
     args = ["--out"] if out is None else [f"--out={out.replace('{file}', str(file))}"]
-    line = one_error_line(roadtest("record", "-k", "x", *args))
+    line = one_error_line(roadtest("record", "-k", "x", *args), 4)
     if out is None:  # nor does it take the next option as its value
-        assert "needs a" in one_error_line(roadtest("record", "--out", "-k", "x"))
+        assert "needs a" in one_error_line(roadtest("record", "--out", "-k", "x"), 4)
     assert line.startswith("roadtest: --out")
     assert file.read_text() == "mine"
 

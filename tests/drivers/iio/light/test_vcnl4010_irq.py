@@ -22,8 +22,6 @@ handler still clears the bit, so the test runs only under simulated time.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from roadtest.models.vcnl4010 import (
@@ -34,7 +32,15 @@ from roadtest.models.vcnl4010 import (
     REG_INTERRUPT_STATUS,
     VCNL4020,
 )
-from roadtest.testing import GuestPath, I2CDevice, RoadtestSession, read_int, write_int, write_str
+from roadtest.testing import (
+    GuestPath,
+    I2CDevice,
+    RoadtestSession,
+    read_int,
+    wait_until,
+    write_int,
+    write_str,
+)
 from roadtest.testing.iio import (
     IIOBuffer,
     IIOChanType,
@@ -68,15 +74,17 @@ class MeasurementEndsAtStop(VCNL4020):
 
 def wait_int_released(model: VCNL4020, timeout: float = 5.0) -> None:
     """Wait (host time) until INT is high again: every status bit cleared."""
-    assert model.irq is not None, "the harness did not wire the irq line"
-    deadline = time.monotonic() + timeout
-    while not model.irq.input:
-        if time.monotonic() >= deadline:
-            raise AssertionError(
-                f"INT still asserted after {timeout:g} s: status "
-                f"{model.regs[REG_INTERRUPT_STATUS]:#04x}, the driver did not clear it"
-            )
-        time.sleep(0.001)
+    irq = model.irq
+    assert irq is not None, "the harness did not wire the irq line"
+    wait_until(
+        lambda: irq.input,
+        lambda: (
+            f"INT still asserted: status {model.regs[REG_INTERRUPT_STATUS]:#04x}, the "
+            "driver did not clear it"
+        ),
+        timeout,
+        interval=0.001,
+    )
 
 
 SENSOR = I2CDevice(
