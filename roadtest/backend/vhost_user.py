@@ -147,7 +147,7 @@ MAX_CONFIG: Final = 4096
 _ANCILLARY: Final = socket.CMSG_SPACE(MAX_FDS * array.array("i").itemsize)
 
 
-class ProtocolError(Exception):
+class VhostUserError(Exception):
     """The frontend broke the protocol; the connection cannot continue."""
 
 
@@ -256,12 +256,12 @@ class VhostUserConnection:
             return None
         try:
             if msg_flags & socket.MSG_CTRUNC:
-                raise ProtocolError(f"more than {MAX_FDS} file descriptors in one message")
+                raise VhostUserError(f"more than {MAX_FDS} file descriptors in one message")
             if len(data) < HEADER.size:
                 data += self._recv_exact(HEADER.size - len(data))
             request, flags, size = HEADER.unpack(data)
             if size > MAX_PAYLOAD:
-                raise ProtocolError(
+                raise VhostUserError(
                     f"{request_name(request)}: payload of {size} bytes is too large"
                 )
             payload = self._recv_exact(size) if size else b""
@@ -287,7 +287,7 @@ class VhostUserConnection:
         """Handle one message. False: the connection is over (closed or broken); call close()."""
         try:
             message = self.read_message()
-        except (ProtocolError, OSError) as err:
+        except (VhostUserError, OSError) as err:
             log.warning("%s: connection dropped: %s", self.name, err)
             return False
         if message is None:
@@ -297,7 +297,7 @@ class VhostUserConnection:
         try:
             with self.device.lock:
                 self.handle(request, flags, payload, fds)
-        except ProtocolError as err:
+        except VhostUserError as err:
             log.warning(
                 "%s: %s: %s; dropping the connection", self.name, request_name(request), err
             )
@@ -311,7 +311,7 @@ class VhostUserConnection:
         """Carry out one message and send its reply or ack. Takes ownership of `fds`."""
         if flags & VERSION_MASK != VERSION:
             close_fds(fds)
-            raise ProtocolError(f"unsupported protocol version in flags {flags:#x}")
+            raise VhostUserError(f"unsupported protocol version in flags {flags:#x}")
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s: %s flags=%#x size=%d fds=%s",
@@ -340,7 +340,7 @@ class VhostUserConnection:
                 log.error("%s: %s failed: %s", self.name, request_name(request), err)
                 replied = False
                 status = 1
-            except ProtocolError:
+            except VhostUserError:
                 raise
             except OSError as err:
                 if err.errno in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN):

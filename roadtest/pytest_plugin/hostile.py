@@ -1,5 +1,5 @@
 """Hostile-device mode (`roadtest fuzz --hostile`): every I2C device a test file declares,
-behind a hostile device (roadtest.fuzz.hostile), bound, exercised and unbound.
+behind a hostile device (roadtest.fuzz.lying_device), bound, exercised and unbound.
 
 No property is written for the driver. With `--roadtest-hostile` a test file's own
 tests are not collected; in their place comes one Hypothesis test per device it
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import given
 
-from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
+from roadtest.fuzz.lying_device import HostileHandler, HostilePlan, plans
 from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import I2CModel
 from roadtest.models.regmap import RegisterMap

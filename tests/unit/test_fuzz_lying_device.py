@@ -7,7 +7,7 @@ from helpers import RecordingLine, serve
 from hypothesis import given, settings
 
 from roadtest.backend.i2c import I2CBus
-from roadtest.fuzz.hostile import HostileHandler, HostilePlan, plans
+from roadtest.fuzz.lying_device import HostileHandler, HostilePlan, plans
 from roadtest.models.base import SimpleSMBusModel
 from roadtest.models.opt3001 import OPT3001
 from roadtest.trace.i2c import VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
