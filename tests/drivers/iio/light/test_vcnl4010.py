@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 
 import pytest
+from vcnl4010_interrupt import wait_int_released
 
 from roadtest.models.vcnl4010 import (
     COMMAND_ALS_DATA_RDY,
@@ -33,7 +34,6 @@ from roadtest.models.vcnl4010 import (
     REG_LOW_THRESHOLD_HIGH,
     REG_LOW_THRESHOLD_LOW,
     REG_PROXIMITY_RATE,
-    VCNL4010,
     VCNL4020,
 )
 from roadtest.testing import (
@@ -44,7 +44,6 @@ from roadtest.testing import (
     read_float,
     read_int,
     read_str,
-    wait_until,
     write_int,
     write_str,
 )
@@ -73,26 +72,6 @@ SENSOR = I2CDevice(
         };
     """,
 )
-
-
-def wait_int_released(model: VCNL4010, timeout: float = 5.0) -> None:
-    """Wait (host time) until the driver cleared the status bits and INT went high again.
-
-    The driver pushes an event before it writes the status register, so the
-    event can reach the test first; a measurement in between would find INT
-    still low, make no new falling edge, and the interrupt would be lost.
-    """
-    irq = model.irq
-    assert irq is not None, "the harness did not wire the irq line"
-    wait_until(
-        lambda: irq.input,
-        lambda: (
-            f"INT still asserted: status {model.regs[REG_INTERRUPT_STATUS]:#04x}, the "
-            "driver did not clear it"
-        ),
-        timeout,
-        interval=0.001,
-    )
 
 
 def assert_proximity_event(event: IIOEvent, direction: IIOEventDirection) -> None:

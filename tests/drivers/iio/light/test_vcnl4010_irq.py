@@ -23,6 +23,7 @@ handler still clears the bit, so the test runs only under simulated time.
 from __future__ import annotations
 
 import pytest
+from vcnl4010_interrupt import wait_int_released
 
 from roadtest.models.vcnl4010 import (
     ICR_PROX_READY_EN,
@@ -37,7 +38,6 @@ from roadtest.testing import (
     I2CDevice,
     RoadtestSession,
     read_int,
-    wait_until,
     write_int,
     write_str,
 )
@@ -70,21 +70,6 @@ class MeasurementEndsAtStop(VCNL4020):
                 self.end_at_stop = False
                 assert self.periodic_measurement()
             super().reg_write(addr, val)
-
-
-def wait_int_released(model: VCNL4020, timeout: float = 5.0) -> None:
-    """Wait (host time) until INT is high again: every status bit cleared."""
-    irq = model.irq
-    assert irq is not None, "the harness did not wire the irq line"
-    wait_until(
-        lambda: irq.input,
-        lambda: (
-            f"INT still asserted: status {model.regs[REG_INTERRUPT_STATUS]:#04x}, the "
-            "driver did not clear it"
-        ),
-        timeout,
-        interval=0.001,
-    )
 
 
 SENSOR = I2CDevice(
