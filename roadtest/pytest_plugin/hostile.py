@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given
@@ -26,7 +26,7 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import I2CModel
 from roadtest.models.regmap import RegisterMap
 from roadtest.testing.devices import I2CDevice, declared_devices
-from roadtest.testing.hooks import DeviceHooks
+from roadtest.testing.hooks import DeviceHooks, WrappingHooks
 from roadtest.testing.kmemleak import KMEMLEAK
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
 
@@ -144,12 +144,12 @@ def _example(guest: RoadtestSession, device: I2CDevice[I2CModel]) -> None:
             pass  # the guest died: the examples runner says how
 
 
-class HostileHooks:
+class HostileHooks(WrappingHooks):
     """DeviceHooks that answer every device attached through them with its model behind
     `plan`, keeping what the hooks they wrap observe (a recorder's observer) and decide."""
 
     def __init__(self, inner: DeviceHooks, plan: HostilePlan) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.plan = plan
 
     def attached(
@@ -157,12 +157,6 @@ class HostileHooks:
     ) -> BusTarget:
         _, observer = self.inner.attached(test_id, device, model, lines)
         return HostileHandler(model, self.plan, lines.get("irq")), observer
-
-    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
-        self.inner.marker(device, what, detail)
-
-    def detached(self, device: TracedDevice) -> list[Exception]:
-        return self.inner.detached(device)
 
 
 class HostileModule(pytest.Module):

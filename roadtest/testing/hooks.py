@@ -63,15 +63,30 @@ class LiveHooks:
         return []
 
 
-class EventScriptHooks:
+class WrappingHooks:
+    """Hooks around other hooks: what answers a device is chosen by `attached` (which a
+    subclass writes, asking the inner hooks first, so their observer stays); bind and
+    unbind markers and the verdict at detach are the inner hooks'.
+    `RoadtestSession.hooks_wrapped` puts them in."""
+
+    def __init__(self, inner: DeviceHooks) -> None:
+        self.inner = inner
+
+    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
+        self.inner.marker(device, what, detail)
+
+    def detached(self, device: TracedDevice) -> list[Exception]:
+        return self.inner.detached(device)
+
+
+class EventScriptHooks(WrappingHooks):
     """Hooks that apply a device-events script (roadtest.fuzz.events) to every device
     attached through them, around what the hooks they wrap put there (which keep their
     observer: a recording holds the scripted I/O). `RoadtestSession.device_events`."""
 
     def __init__(self, inner: DeviceHooks, script: Sequence[DeviceEvent]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.script = list(script)
-        self.handlers: list[ScriptedHandler] = []
 
     def attached(
         self,
@@ -81,12 +96,4 @@ class EventScriptHooks:
         lines: Mapping[str, GpioLine],
     ) -> BusTarget:
         handler, observer = self.inner.attached(test_id, device, model, lines)
-        scripted = ScriptedHandler(handler, model, self.script, lines)
-        self.handlers.append(scripted)
-        return scripted, observer
-
-    def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
-        self.inner.marker(device, what, detail)
-
-    def detached(self, device: TracedDevice) -> list[Exception]:
-        return self.inner.detached(device)
+        return ScriptedHandler(handler, model, self.script, lines), observer
