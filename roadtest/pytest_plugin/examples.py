@@ -122,7 +122,7 @@ class ExampleRunner:
         test_id: str,
         new_log: Callable[[Machine], ExampleLog],
         stats: ExampleStats,
-        hang_limit: float | None = DEFAULT_HANG_LIMIT,  # run_options'
+        hang_limit: float | None = DEFAULT_HANG_LIMIT,
     ) -> None:
         self.session = session
         self.test_id = test_id

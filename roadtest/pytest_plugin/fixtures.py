@@ -19,7 +19,7 @@ from roadtest.machine.base import TimeMode
 from roadtest.pytest_plugin import examples, gdb, tracecmd_capture, verdicts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.collection import collected
-from roadtest.pytest_plugin.options import run_options, xdist_worker
+from roadtest.pytest_plugin.options import option_values, run_options, xdist_worker
 from roadtest.pytest_plugin.stash import (
     CALL_FAILED,
     DEVICES,
@@ -29,7 +29,7 @@ from roadtest.pytest_plugin.stash import (
     UNSUPPORTED,
 )
 from roadtest.pytest_plugin.verdict import VERDICT, TestVerdict
-from roadtest.run_options import OPTIONS, RunOptions
+from roadtest.run_options import RunOptions
 from roadtest.testing import coverage
 from roadtest.testing.hooks import LiveHooks
 
@@ -77,7 +77,7 @@ def open_session(
     interactive = terminal is not None
     # A terminal's input reaches the guest at no time of the calendar: the shell's clock
     # is one a terminal can use (RunOptions.parse says so in one line otherwise).
-    options = RunOptions.parse(_values(config), interactive=True) if interactive else None
+    options = RunOptions.parse(option_values(config), interactive=True) if interactive else None
     options = options or run_options(config)
     worker, index = xdist_worker()
     cpu = options.cpu
@@ -128,10 +128,6 @@ def open_session(
         session.stop()  # the backend thread, and a guest that started but did not answer
         raise
     return session
-
-
-def _values(config: pytest.Config) -> dict[str, object]:
-    return {option.dest: config.getoption(option.name) for option in OPTIONS}
 
 
 def _device_hooks(options: RunOptions, kernel_release: str) -> DeviceHooks | None:

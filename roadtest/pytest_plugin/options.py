@@ -34,9 +34,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             )
 
 
+def option_values(config: pytest.Config) -> dict[str, object]:
+    """The run options as pytest parsed them, by dest (what RunOptions.parse takes)."""
+    return {option.dest: config.getoption(option.name) for option in OPTIONS}
+
+
 def make_run_options(config: pytest.Config, interactive: bool = False) -> RunOptions:
     """The run's options from pytest's, checked (pytest.UsageError, one line, otherwise)."""
-    values = {option.dest: config.getoption(option.name) for option in OPTIONS}
+    values = option_values(config)
     workers = config.getoption("numprocesses", None)  # xdist's -n, when xdist is loaded
     try:
         return RunOptions.parse(
