@@ -4,6 +4,7 @@ hand-made traces, transfers on a bus without a guest, GPIO lines for models."""
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -120,3 +121,18 @@ class RecordingLine:
 
     def set(self, level: bool) -> None:
         self.levels.append(level)
+
+
+def run_script_with_a_kernel(directory: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """`python -c script` in `directory`, which gets a kernel/ laid out as a cache entry
+    (stamp.json) for --roadtest-kernel: the run builds no kernel."""
+    (directory / "kernel").mkdir()
+    (directory / "kernel" / "stamp.json").write_text("{}")
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=directory,
+        timeout=120,
+        check=False,
+    )

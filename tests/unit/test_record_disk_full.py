@@ -9,14 +9,13 @@ always full: every write to it fails with ENOSPC.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fake_frontend import FakeFrontend
+from helpers import run_script_with_a_kernel
 
 from roadtest.backend.server import Backend
 from roadtest.models.base import SimpleSMBusModel
@@ -118,19 +117,10 @@ sys.exit(cli.main(["record", "--out", "traces", "--roadtest-kernel=kernel", "-p"
 
 def test_record_stops_at_a_full_disk_with_one_line_and_keeps_the_traces(tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(RECORD_TESTS)
-    (tmp_path / "kernel").mkdir()
-    (tmp_path / "kernel" / "stamp.json").write_text("{}")  # a kernel build: none is made
     golden = tmp_path / "traces" / "chip" / "test_a.rtrace"
     golden.parent.mkdir(parents=True)
     golden.write_bytes(b"the golden trace")
-    result = subprocess.run(
-        [sys.executable, "-c", RECORD_SCRIPT],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
+    result = run_script_with_a_kernel(tmp_path, RECORD_SCRIPT)
     output = result.stdout + result.stderr
     assert not (tmp_path / "two-ran").exists(), output  # the run stopped
     assert f"Interrupted: roadtest: {ENOSPC_LINE}" in output  # pytest's stop

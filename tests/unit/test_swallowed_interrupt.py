@@ -9,11 +9,10 @@ as Hypothesis's did, in a `roadtest run` of its own (no guest: the tests need no
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_script_with_a_kernel
 
 TESTS = """
 import gc
@@ -46,16 +45,7 @@ sys.exit(cli.main(["run", "--roadtest-kernel=kernel", "-p", "no:cacheprovider", 
 
 def test_a_swallowed_ctrl_c_stops_the_run_before_the_next_test(tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(TESTS)
-    (tmp_path / "kernel").mkdir()
-    (tmp_path / "kernel" / "stamp.json").write_text("{}")  # a kernel build: none is made
-    result = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
+    result = run_script_with_a_kernel(tmp_path, SCRIPT)
     output = result.stdout + result.stderr
     assert (tmp_path / "one-ran").exists(), output  # the interrupt was indeed swallowed
     assert not (tmp_path / "two-ran").exists(), output
