@@ -36,11 +36,6 @@ class TestBus(ABC):
     # placed by its node name alone (and has no model behind it).
     addresses: ClassVar[range | None] = None
 
-    @property
-    def modelled(self) -> bool:
-        """Whether a model (or a trace, or a lie) answers for its devices."""
-        return self.addresses is not None
-
     def discover(self, agent: AgentClient) -> None:  # noqa: B027 (most buses have nothing to find)
         """After a guest booted: find its controller of this bus (RoadtestError if none)."""
 
