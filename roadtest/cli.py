@@ -14,6 +14,8 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError, UsageError
 
 if TYPE_CHECKING:
+    from roadtest.kernel.variants import KernelVariant
+    from roadtest.machine.base import MachineType
     from roadtest.run_options import RunOptions
 
 
@@ -33,7 +35,37 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     root = repo_root()
     target = machine.target
+    if args.tree is not None:
+        return build_tree(args, machine, variant, root)
+    if args.series is not None:
+        raise UsageError("--series patches your tree: give --tree")
     return build_main(root, variant.build_variant(root, target), target, force=args.force)
+
+
+def build_tree(
+    args: argparse.Namespace, machine: MachineType, variant: KernelVariant, root: Path
+) -> int:
+    """`roadtest build --tree DIR`: the tree's kernel, brought up to date."""
+    import time
+
+    from roadtest.kernel.build import tree_kernel
+    from roadtest.kernel.source import read_series_file
+    from roadtest.kernel.tree import open_tree
+
+    if args.force:
+        raise UsageError("--force rebuilds the cache's kernel; a tree's build is incremental")
+    if args.series is not None and not Path(args.series).is_file():
+        raise UsageError(f"--series {args.series}: no such file")
+    target = machine.target
+    tree = open_tree(Path(args.tree), target)
+    series = [] if args.series is None else read_series_file(Path(args.series))
+    start = time.monotonic()
+    kernel = tree_kernel(
+        root, tree, variant=variant.build_variant(root, target), target=target, series=series
+    )
+    took = time.monotonic() - start
+    print(f"kernel {kernel.release} of {tree.describe_line()}: {took:.0f} s ({kernel.image})")
+    return 0
 
 
 def run_arguments(
@@ -58,8 +90,8 @@ def run_pytest(pytest_args: list[str]) -> int:
     options, pytest_args = run_arguments(pytest_args)
     # Build (or confirm) the kernel first, so its progress is not hidden behind pytest's
     # capture; unless the run boots a kernel build it names (a bisect step's).
-    if options.needs_build:
-        options.variant.ensure(repo_root(), options.machine.target)
+    if options.kernel_dir is None:
+        options.kernel(repo_root(), build=True)
     if not any(not a.startswith("-") for a in pytest_args):
         pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
     from roadtest.pytest_plugin.main import pytest_main
@@ -118,7 +150,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         default_selection=root / "tests" / "drivers",
         pytest_main=pytest_main,
         cache=default_cache_dir(),
-        build_kernel=lambda: options.variant.ensure(root, options.machine.target),
+        build_kernel=lambda: options.kernel(root, build=True),
     )
 
 
@@ -202,6 +234,15 @@ def parser() -> argparse.ArgumentParser:
         help="the machine whose kernel to build: um (default) or x86_64 (QEMU)",
     )
     build.add_argument("--force", action="store_true", help=FORCE_HELP)
+    build.add_argument(
+        "--tree",
+        metavar="DIR",
+        help="your own kernel tree: built out of tree in the cache (the tree is only read), "
+        "incrementally, with those of roadtest's patches that apply to it",
+    )
+    build.add_argument(
+        "--series", metavar="FILE", help="with --tree: your own patches too (a quilt series)"
+    )
     build.set_defaults(func=cmd_build)
     run = sub.add_parser(
         "run",

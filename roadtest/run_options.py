@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Literal
 
 from roadtest.errors import RoadtestError, UsageError
+from roadtest.kernel.build import Kernel, kernel_in, tree_kernel
+from roadtest.kernel.source import read_series_file
+from roadtest.kernel.tree import open_tree
 from roadtest.kernel.variants import COVERAGE, MAIN, SANITIZERS, KernelVariant
 from roadtest.machine import registry
 from roadtest.machine.base import TIME_MODES, MachineType, TimeMode
@@ -137,6 +140,23 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DIR",
     ),
     Option(
+        "--roadtest-tree",
+        "value",
+        "build and boot your own kernel tree (out of tree, in the cache: the tree is only "
+        "read, uncommitted changes included; incrementally, a changed driver in seconds), "
+        "with those of roadtest's patches that apply to it",
+        metavar="DIR",
+        short="--tree",
+    ),
+    Option(
+        "--roadtest-series",
+        "value",
+        "with --roadtest-tree: your own patches too, a quilt series file (applied after "
+        "roadtest's; each must apply)",
+        metavar="FILE",
+        short="--series",
+    ),
+    Option(
         "--roadtest-modules-used",
         "value",
         "append the name of every module the tests load to FILE, one a line",
@@ -196,6 +216,10 @@ OPTIONS: tuple[Option, ...] = (
         "the command); no time limits then",
     ),
 )
+
+# The trees (and their variant and target) this process has brought up to date: a run's
+# command builds its tree, and the test session in the same process then boots that build.
+_trees_built: set[tuple[str, str, str]] = set()
 
 BY_SPELLING = {spelling: o for o in OPTIONS for spelling in o.spellings()}
 BY_DEST = {o.dest: o for o in OPTIONS}
@@ -372,6 +396,8 @@ class RunOptions:
     workdir: Path | None = None
     modules: tuple[Path, ...] = ()
     kernel_dir: Path | None = None  # a prebuilt kernel (a cache entry) to boot instead
+    tree: Path | None = None  # the user's kernel tree, built in the cache (kernel/tree.py)
+    series: Path | None = None  # the user's patches for it, a quilt series file
     modules_used: Path | None = None
     record: Path | None = None
     replay: Path | None = None
@@ -383,10 +409,30 @@ class RunOptions:
     ktap: Path | None = None
     gdb: bool = False
 
-    @property
-    def needs_build(self) -> bool:
-        """Whether the run boots a kernel from the cache (not one it names)."""
-        return self.kernel_dir is None
+    def kernel(self, root: Path, *, build: bool) -> Kernel:
+        """The kernel this run boots: the build --roadtest-kernel names; the user's tree's
+        (`build`: brought up to date first, once per process; otherwise as last built);
+        or the cache's kernel of the variant (built if the cache has no current one)."""
+        target = self.machine.target
+        if self.kernel_dir is not None:
+            return kernel_in(self.kernel_dir, target)
+        variant = self.variant.build_variant(root, target)
+        if self.tree is None:
+            return self.machine.build(root, variant)
+        tree = open_tree(self.tree, target)
+        series = [] if self.series is None else read_series_file(self.series)
+        fresh = (tree.key, self.variant.name, target.name)
+        kernel = tree_kernel(
+            root,
+            tree,
+            variant=variant,
+            target=target,
+            series=series,
+            build=build and fresh not in _trees_built,
+        )
+        if build:
+            _trees_built.add(fresh)
+        return kernel
 
     @classmethod
     def parse(
@@ -438,6 +484,14 @@ class RunOptions:
                 raise UsageError(
                     f"--roadtest-kernel {kernel_dir}: not a kernel build (no stamp.json)"
                 )
+        tree, series = text("roadtest_tree"), text("roadtest_series")
+        if tree is not None and kernel_dir is not None:
+            raise UsageError("--roadtest-tree and --roadtest-kernel each name the kernel to boot")
+        if series is not None:
+            if tree is None:
+                raise UsageError("--roadtest-series patches your tree: give --roadtest-tree")
+            if not Path(series).is_file():
+                raise UsageError(f"--roadtest-series {series}: no such file")
         record, replay = text("roadtest_record"), text("roadtest_replay")
         hostile = bool(values.get("roadtest_hostile"))
         if record is not None and replay is not None:
@@ -473,6 +527,8 @@ class RunOptions:
             workdir=None if workdir is None else _workdir(workdir, workers),
             modules=tuple(_module(str(m)) for m in modules_given),
             kernel_dir=None if kernel_dir is None else Path(kernel_dir).absolute(),
+            tree=None if tree is None else Path(tree).absolute(),
+            series=None if series is None else Path(series).absolute(),
             modules_used=None if modules_used is None else Path(modules_used).absolute(),
             record=None if record is None else Path(record),
             # As given: the player names its traces by it, and replay's summary reads them so.

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 
 from roadtest.errors import RoadtestError
+from roadtest.gitcmd import git, is_repository
+
+__all__ = ["git", "is_repository"]  # the bisection's callers take them from here too
 
 # Commits roadtest makes (the distribution's source, a series' patches) are the same on
 # every machine: same author, same date, hence the same ids.
@@ -26,39 +28,6 @@ FIXED_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "roadtest@localhost",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
 }
-
-
-def git(
-    repo: Path,
-    *args: str,
-    check: bool = True,
-    env: Mapping[str, str] | None = None,
-    git_dir: bool = False,
-) -> str:
-    """`git -C repo args` (`--git-dir=repo` for a bare repository when `git_dir`); its
-    stdout, stripped. A failure is a RoadtestError with git's own last line."""
-    where = [f"--git-dir={repo}"] if git_dir else ["-C", str(repo)]
-    full_env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    try:
-        result = subprocess.run(
-            ["git", *where, *args],
-            capture_output=True,
-            text=True,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise RoadtestError("git not found: install it with `apt-get install git`") from None
-    if check and result.returncode != 0:
-        lines = [line for line in result.stderr.splitlines() if line.strip()]
-        why = lines[-1].strip() if lines else f"exit status {result.returncode}"
-        raise RoadtestError(f"git {' '.join(args[:2])} in {repo}: {why}")
-    return result.stdout.strip()
-
-
-def is_repository(tree: Path) -> bool:
-    return tree.is_dir() and git(tree, "rev-parse", "--git-dir", check=False) != ""
 
 
 def common_dir(tree: Path) -> Path:

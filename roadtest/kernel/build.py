@@ -19,6 +19,7 @@ from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
 from roadtest.kernel.runner import Runner, parallel_jobs
 from roadtest.kernel.source import SourceIdentity, prepare_source, read_series, source_identity
+from roadtest.kernel.tree import KernelTree, mirror_tree, summarise
 from roadtest.text import count
 
 
@@ -77,7 +78,8 @@ class Variant:
 
 @dataclass(frozen=True)
 class _Inputs:
-    identity: SourceIdentity
+    source: str  # what the build is of, for its progress line and stamp
+    identity: SourceIdentity | None  # Debian's tarball (None: a tree of the user's)
     patches: list[Path]
     fragments: list[Path]
     source_key: str
@@ -90,9 +92,17 @@ class _Inputs:
     main_fragments: tuple[str, ...]  # the names of the target's main kernel's fragments
 
 
-def _inputs(repo_root: Path, variant: Variant | None, target: Target) -> _Inputs:
-    identity = source_identity()
-    patches = read_series(repo_root)
+def _inputs(
+    repo_root: Path,
+    variant: Variant | None,
+    target: Target,
+    tree: KernelTree | None = None,
+    extra_patches: Sequence[Path] = (),
+) -> _Inputs:
+    """The build's inputs: Debian's source with our series, or `tree` (its mirror: keyed by
+    the tree's path, since the mirror follows its contents) with those of our patches that
+    apply and the user's `extra_patches`."""
+    patches = [*read_series(repo_root), *extra_patches]
     make_vars: tuple[str, ...] = ()
     main = config_fragments(repo_root, target)
     if variant is None:
@@ -105,9 +115,16 @@ def _inputs(repo_root: Path, variant: Variant | None, target: Target) -> _Inputs
     for fragment in fragments:
         if not fragment.is_file():
             raise RoadtestError(f"config fragment {fragment} not found")
-    src_key = cache.source_key(identity, patches)
+    identity = None
+    if tree is None:
+        identity = source_identity()
+        src_key, source = cache.source_key(identity, patches), identity.describe()
+    else:
+        src_key, source = tree.key, tree.describe_line()
     key = cache.build_key(src_key, fragments, target.key_data(), make_vars)
-    return _Inputs(identity, patches, fragments, src_key, key, target, make_vars, own, main_names)
+    return _Inputs(
+        source, identity, patches, fragments, src_key, key, target, make_vars, own, main_names
+    )
 
 
 def _from_stamp(entry: Entry, key: str | None, target: Target) -> Kernel | None:
@@ -264,6 +281,82 @@ def ensure_kernel(
     return kernel
 
 
+def tree_kernel(
+    repo_root: Path,
+    tree: KernelTree,
+    *,
+    variant: Variant | None = None,
+    target: Target = UM,
+    series: Sequence[Path] = (),
+    build: bool = True,
+    cache_dir: Path | None = None,
+    progress: Callable[[str], None] = _stderr,
+) -> Kernel:
+    """The kernel of the user's `tree` (`--tree`), with `variant`'s config and the user's
+    `series` of patches after ours. `build`: bring its mirror up to date with the tree and
+    build it incrementally (what changed since the last run: seconds for one driver);
+    otherwise its last build, as it is (a test process of a run whose command built it)."""
+    inputs = _inputs(repo_root, variant, target, tree, series)
+    layout = Layout(cache_dir or cache.default_cache_dir())
+    entry = layout.entry(inputs.key)
+    if not build:
+        kernel = _from_stamp(entry, inputs.key, target)
+        if kernel is None:
+            raise RoadtestError(
+                f"no build of {tree.path} for {target.name}: run `roadtest build --tree "
+                f"{tree.path}` (or any roadtest command with --tree, which builds it first)"
+            )
+        cache.hold_in_use(entry)
+        return kernel
+    prune.limit_from_env()
+    ours = read_series(repo_root)
+    summary: list[str] = []
+
+    def prepare(runner: Runner) -> Path:
+        mirror, outcomes, synced = mirror_tree(
+            tree, layout.src_dir(inputs.source_key), ours, list(series), runner
+        )
+        summary.extend(summarise(outcomes, repo_root / "kernel-patches"))
+        for line in summary:
+            progress(f"kernel: patches {line}")
+        progress(
+            f"kernel: mirrored {tree.path}: {count(synced.copied, 'file')} copied, "
+            f"{synced.removed} removed, {synced.patched} patched"
+        )
+        return mirror
+
+    try:
+        with cache.build_lock(layout, progress):
+            cache.clean_leftovers(layout)
+            configured = _from_stamp(entry, inputs.key, target) is not None
+            entry.path.mkdir(parents=True, exist_ok=True)
+            entry.log.unlink(missing_ok=True)  # each build's log is its own
+            try:
+                kernel = _build(
+                    repo_root,
+                    inputs,
+                    layout,
+                    entry,
+                    progress,
+                    prepare=prepare,
+                    reconfigure=not configured,
+                    stamp_extra=lambda: {"tree": str(tree.path), "tree_patches": summary},
+                )
+            except BaseException:
+                cache.release_in_use(entry)
+                raise
+            line = prune.prune(layout, entry).line(layout.root)
+            if line:
+                progress(line)
+    except OSError as err:
+        where = err.filename or layout.root
+        raise RoadtestError(
+            f"kernel cache: {err.strerror or err} ({where}); "
+            f"free some space or set {cache.CACHE_ENV} to a writable directory"
+        ) from None
+    return kernel
+
+
 def _discard(entry: Entry, damaged: verify.Found | None) -> None:
     """Make `entry` unbuilt before building it again: all of its build (`damaged` None), or
     the damaged file, which kbuild would take as up to date (its time is new): an image
@@ -362,7 +455,14 @@ def _build(
     progress: Callable[[str], None],
     *,
     seed: bool = True,
+    prepare: Callable[[Runner], Path] | None = None,
+    reconfigure: bool = True,
+    stamp_extra: Callable[[], dict[str, object]] | None = None,
 ) -> Kernel:
+    """Build `entry` (its build directory as it is: kbuild remakes what changed). The
+    source is Debian's tarball with our series, unpacked into the cache, unless `prepare`
+    makes it (a tree's mirror); `reconfigure` False keeps a .config made from the same
+    fragments (a tree's next build); `stamp_extra` adds fields to the stamp."""
     start = time.monotonic()
     entry.path.mkdir(parents=True, exist_ok=True)
     entry.stamp.unlink(missing_ok=True)
@@ -384,25 +484,31 @@ def _build(
     entry.use_lock.touch()
     cache.hold_in_use(entry)
     runner = Runner(entry.log, progress, interval=_report_interval(progress))
-    progress(f"kernel: building {inputs.identity.describe()} into {entry.path} (log: {entry.log})")
+    progress(f"kernel: building {inputs.source} into {entry.path} (log: {entry.log})")
 
-    source_dir = prepare_source(
-        inputs.identity,
-        inputs.patches,
-        layout.src_dir(inputs.source_key),
-        repo_root,
-        runner,
-        progress,
-    )
+    if prepare is not None:
+        source_dir = prepare(runner)
+    else:
+        assert inputs.identity is not None
+        source_dir = prepare_source(
+            inputs.identity,
+            inputs.patches,
+            layout.src_dir(inputs.source_key),
+            repo_root,
+            runner,
+            progress,
+        )
     if seed and not entry.build_dir.is_dir():
         previous = _seed_build_dir(layout, entry, inputs, runner)
         if previous is not None:
             progress(f"kernel: starting from the build in {previous.path} (same source)")
         entry.build_dir.mkdir(exist_ok=True)
 
-    progress(f"kernel: configuring ({len(inputs.fragments)} config fragments)")
     target = inputs.target
-    config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target)
+    config = entry.build_dir / ".config"
+    if reconfigure or not config.is_file():
+        progress(f"kernel: configuring ({len(inputs.fragments)} config fragments)")
+        config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target)
 
     release, modules_dir, compiled = compile_kernel(
         runner, source_dir, entry.build_dir, entry.install_dir, target, inputs.make_vars
@@ -427,9 +533,10 @@ def _build(
             "source_key": inputs.source_key,
             "release": release,
             "source_dir": str(source_dir),
-            "source": inputs.identity.describe(),
+            "source": inputs.source,
             "patches": " ".join(p.name for p in inputs.patches),
             "fragments": " ".join(str(f) for f in inputs.fragments),
+            **(stamp_extra() if stamp_extra is not None else {}),
         },
     )
     progress(f"kernel {release}: built in {_elapsed(start)} ({count(compiled, 'object')} compiled)")

@@ -9,6 +9,7 @@ import logging
 import pytest
 
 from roadtest import signals
+from roadtest.checkout import repo_root
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
 from roadtest.pytest_plugin import examples, timeouts
@@ -81,6 +82,10 @@ def pytest_configure(config: pytest.Config) -> None:
             ),
             "roadtest-timeouts",
         )
+    if options.tree is not None and not hasattr(config, "workerinput"):
+        # The user's tree, brought up to date before any test process boots it (a roadtest
+        # command has done so already: then this is nothing).
+        options.kernel(repo_root(), build=True)
     if options.ktap and not hasattr(config, "workerinput"):  # xdist's controller sees all
         config.pluginmanager.register(KtapReport(options.ktap), "roadtest-ktap")
     if options.coverage and not hasattr(config, "workerinput"):

@@ -94,14 +94,9 @@ def open_session(
     if groups is None:
         groups = list(collected(config).values())
     machine = options.machine
-    if options.kernel_dir is not None:
-        from roadtest.kernel import kernel_in
-
-        kernel = kernel_in(options.kernel_dir, machine.target)
-    else:
-        kernel = machine.build(
-            repo_root(), options.variant.build_variant(repo_root(), machine.target)
-        )
+    # A tree's build is brought up to date by the run's command (or the plugin's
+    # configure), once: each test process boots it as it is.
+    kernel = options.kernel(repo_root(), build=options.tree is None)
     session = RoadtestSession(
         kernel,
         [],

@@ -13,6 +13,7 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
+from roadtest.kernel.tree import open_tree
 from roadtest.pytest_plugin import examples
 from roadtest.pytest_plugin.options import run_options
 from roadtest.pytest_plugin.stash import CALL_FAILED, RUNNER, UNSUPPORTED
@@ -23,7 +24,14 @@ from roadtest.trace.format import TraceWriteError
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     options = run_options(config)
-    return [f"roadtest machine: {options.machine.describe()}", f"roadtest time: {options.time}"]
+    lines = [f"roadtest machine: {options.machine.describe()}", f"roadtest time: {options.time}"]
+    if options.tree is not None:
+        try:
+            tree = open_tree(options.tree, options.machine.target).describe_line()
+        except RoadtestError as err:
+            tree = str(err)
+        lines.append(f"roadtest tree: {tree}")
+    return lines
 
 
 @pytest.hookimpl(trylast=True)
@@ -44,7 +52,14 @@ def pytest_terminal_summary(
     if out is None or hasattr(config, "workerinput"):
         return
     terminalreporter.section("roadtest driver coverage")
-    kernel = options.variant.cached(repo_root(), options.machine.target)
+    try:
+        kernel = (
+            options.variant.cached(repo_root(), options.machine.target)
+            if options.tree is None
+            else options.kernel(repo_root(), build=False)
+        )
+    except RoadtestError:
+        kernel = None
     if kernel is None:
         terminalreporter.write_line("no coverage kernel: no guest ran")
         return
@@ -60,6 +75,8 @@ def pytest_terminal_summary(
 _REPRODUCED = {
     "roadtest_machine",
     "roadtest_kernel",
+    "roadtest_tree",
+    "roadtest_series",
     "roadtest_module",
     "roadtest_hostile",
     "roadtest_sanitizers",
