@@ -69,7 +69,11 @@ def build_tree(
 
 
 def run_arguments(
-    args: Sequence[str], *, extra: dict[str, object] | None = None, interactive: bool = False
+    args: Sequence[str],
+    *,
+    extra: dict[str, object] | None = None,
+    interactive: bool = False,
+    selection: Sequence[str] = (),
 ) -> tuple[RunOptions, list[str]]:
     """A verb's arguments as its checked run options (UsageError, one line, otherwise) and
     pytest's arguments: roadtest's options in the plugin's spelling, then the rest."""
@@ -77,8 +81,44 @@ def run_arguments(
 
     values, rest = run_options.take(args)
     values.update(extra or {})
+    if "roadtest_config" not in values:
+        values["roadtest_config"] = [str(d) for d in own_test_dirs([*rest, *selection])]
     options = run_options.RunOptions.parse(values, interactive=interactive)
     return options, [*run_options.as_arguments(values), *rest]
+
+
+def driver_suite() -> Path:
+    """The tests a command runs when given none: the checkout's driver suite."""
+    from roadtest.checkout import default_tests
+
+    suite = default_tests()
+    if suite is None:
+        raise UsageError("name the tests to run: an installed roadtest has no tests of its own")
+    return suite
+
+
+def default_traces(args: Sequence[str]) -> Path:
+    """Where `record` writes without --out: traces/ beside the user's own tests (the first
+    directory of theirs it was given), else the checkout's traces/."""
+    own = own_test_dirs(args)
+    return own[0] / "traces" if own else repo_root() / "traces"
+
+
+def own_test_dirs(args: Sequence[str]) -> list[Path]:
+    """The directories of the tests named in `args` that are not roadtest's own (outside
+    the checkout's tests/): a user's tests, whose *.config fragments the kernel takes."""
+    ours = (repo_root() / "tests").resolve()
+    dirs: list[Path] = []
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        path = Path(arg.split("::", 1)[0])
+        if not path.exists():
+            continue  # a -k expression, an option's value: not a test path
+        top = path.resolve() if path.is_dir() else path.resolve().parent
+        if top != ours and ours not in top.parents and top not in dirs:
+            dirs.append(top)
+    return dirs
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -93,7 +133,7 @@ def run_pytest(pytest_args: list[str]) -> int:
     if options.kernel_dir is None:
         options.kernel(repo_root(), build=True)
     if not any(not a.startswith("-") for a in pytest_args):
-        pytest_args = [*pytest_args, str(repo_root() / "tests" / "drivers")]
+        pytest_args = [*pytest_args, str(driver_suite())]
     from roadtest.pytest_plugin.main import pytest_main
 
     return pytest_main(pytest_args)
@@ -103,7 +143,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
     from roadtest.run_options import writable_dir
 
-    return record(list(args.pytest_args), writable_dir("--out", args.out), args.runner, repo_root())
+    out = str(default_traces(args.pytest_args)) if args.out is None else args.out
+    return record(list(args.pytest_args), writable_dir("--out", out), args.runner, repo_root())
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -124,7 +165,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
     from roadtest.pytest_plugin.main import pytest_main
     from roadtest.shell.command import shell
 
-    return shell(args.shell_args, repo_root() / "tests" / "drivers", pytest_main)
+    return shell(args.shell_args, driver_suite(), pytest_main)
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -139,7 +180,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     extra: dict[str, object] = {} if args.no_sanitizers else {"roadtest_sanitizers": True}
     if args.hostile:
         extra["roadtest_hostile"] = True
-    options, pytest_options = run_arguments(args.pytest_options, extra=extra)
+    options, pytest_options = run_arguments(
+        args.pytest_options, extra=extra, selection=args.selection
+    )
     return fuzz(
         args.selection,
         pytest_options,
@@ -147,7 +190,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         examples=args.examples,
         duration=duration,
         seed=args.seed,
-        default_selection=root / "tests" / "drivers",
+        default_selection=root / "tests" / "drivers" if args.selection else driver_suite(),
         pytest_main=pytest_main,
         cache=default_cache_dir(),
         build_kernel=lambda: options.kernel(root, build=True),
@@ -266,7 +309,11 @@ def parser() -> argparse.ArgumentParser:
         epilog=RUN_OPTIONS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    record.add_argument("--out", default=str(repo_root() / "traces"), metavar="DIR")
+    record.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where the traces go (default: traces/ beside your own tests, or roadtest's)",
+    )
     record.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest arguments")
     record.set_defaults(func=cmd_record)
     fuzz = sub.add_parser(
@@ -439,7 +486,9 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def _take_option(args: list[str], name: str, default: str) -> tuple[list[str], str]:
+def _take_option(
+    args: list[str], name: str, default: str | None
+) -> tuple[list[str], str | None]:
     """Remove `name VALUE` / `name=VALUE` from args that otherwise all go to pytest."""
     rest: list[str] = []
     value = default
@@ -519,8 +568,9 @@ def main(argv: list[str] | None = None) -> int:
             _, rest = run_arguments(argv[1:], interactive=True)
             args = argparse.Namespace(func=cmd_shell, shell_args=rest)
         elif argv[:1] == ["record"] and argv[1:] and not helping:
-            rest, out = _take_option(argv[1:], "--out", str(repo_root() / "traces"))
-            run_arguments(rest)
+            rest, out = _take_option(argv[1:], "--out", None)
+            _, pytest_args = run_arguments(rest)
+            out = str(default_traces(pytest_args)) if out is None else out
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
         elif argv[:1] == ["bisect"] and "--" in argv:
             # After --: the oracle's tests and options, none of them bisect's own.

@@ -157,6 +157,14 @@ OPTIONS: tuple[Option, ...] = (
         short="--series",
     ),
     Option(
+        "--roadtest-config",
+        "append",
+        "every *.config under DIR is a config fragment of the run's kernel, after "
+        "roadtest's own (default, from the roadtest command: the directories of the tests "
+        "it was given outside roadtest's checkout); may be repeated",
+        metavar="DIR",
+    ),
+    Option(
         "--roadtest-modules-used",
         "value",
         "append the name of every module the tests load to FILE, one a line",
@@ -398,6 +406,7 @@ class RunOptions:
     kernel_dir: Path | None = None  # a prebuilt kernel (a cache entry) to boot instead
     tree: Path | None = None  # the user's kernel tree, built in the cache (kernel/tree.py)
     series: Path | None = None  # the user's patches for it, a quilt series file
+    config_dirs: tuple[Path, ...] = ()  # a user's tests' directories: their *.config
     modules_used: Path | None = None
     record: Path | None = None
     replay: Path | None = None
@@ -416,7 +425,7 @@ class RunOptions:
         target = self.machine.target
         if self.kernel_dir is not None:
             return kernel_in(self.kernel_dir, target)
-        variant = self.variant.build_variant(root, target)
+        variant = self.variant.build_variant(root, target, self.config_dirs)
         if self.tree is None:
             return self.machine.build(root, variant)
         tree = open_tree(self.tree, target)
@@ -492,6 +501,12 @@ class RunOptions:
                 raise UsageError("--roadtest-series patches your tree: give --roadtest-tree")
             if not Path(series).is_file():
                 raise UsageError(f"--roadtest-series {series}: no such file")
+        config_given = values.get("roadtest_config") or []
+        assert isinstance(config_given, Iterable)
+        config_dirs = tuple(Path(str(d)).absolute() for d in config_given)
+        for directory in config_dirs:
+            if not directory.is_dir():
+                raise UsageError(f"--roadtest-config {directory}: no such directory")
         record, replay = text("roadtest_record"), text("roadtest_replay")
         hostile = bool(values.get("roadtest_hostile"))
         if record is not None and replay is not None:
@@ -529,6 +544,7 @@ class RunOptions:
             kernel_dir=None if kernel_dir is None else Path(kernel_dir).absolute(),
             tree=None if tree is None else Path(tree).absolute(),
             series=None if series is None else Path(series).absolute(),
+            config_dirs=tuple(dict.fromkeys(config_dirs)),
             modules_used=None if modules_used is None else Path(modules_used).absolute(),
             record=None if record is None else Path(record),
             # As given: the player names its traces by it, and replay's summary reads them so.

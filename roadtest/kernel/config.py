@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +31,20 @@ class Request:
         return f"{self.name}={self.value}" if self.value is not None else f"{self.name} is not set"
 
 
-def config_fragments(repo_root: Path, target: Target = UM) -> list[Path]:
+def config_fragments(
+    repo_root: Path, target: Target = UM, extra: Sequence[Path] = ()
+) -> list[Path]:
     """The target's base fragment (kernel-patches/base.config), then every tests/**/*.config
-    sorted by path (later ones win)."""
+    of the checkout, then those under each `extra` directory (a user's own tests), each
+    group sorted by path (later ones win)."""
     base = repo_root / target.base_config
     if not base.is_file():
         raise RoadtestError(f"{base} not found: is {repo_root} a roadtest checkout?")
-    tests = repo_root / "tests"
-    found = sorted(tests.rglob("*.config"), key=lambda p: p.relative_to(tests).as_posix())
-    return [base, *(p for p in found if p.is_file())]
+    fragments = [base]
+    for top in (repo_root / "tests", *extra):
+        found = sorted(top.rglob("*.config"), key=lambda p: p.relative_to(top).as_posix())
+        fragments += [p for p in found if p.is_file() and p not in fragments]
+    return fragments
 
 
 def _normalise(value: str) -> Value:

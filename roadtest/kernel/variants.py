@@ -8,6 +8,7 @@ release, set there, then wins), and its build may set kbuild variables of its ow
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,11 +32,17 @@ class KernelVariant:
     def is_main(self) -> bool:
         return self is MAIN
 
-    def build_variant(self, root: Path, target: Target) -> Variant | None:
-        """What the cache builds for it on `target`: None for the main kernel."""
-        if self.is_main:
+    def build_variant(
+        self, root: Path, target: Target, extra: Sequence[Path] = ()
+    ) -> Variant | None:
+        """What the cache builds for it on `target`: None for the main kernel without
+        `extra` (directories of a user's tests, whose *.config fragments come after ours)."""
+        if self.is_main and not extra:
             return None
-        fragments = (*config_fragments(root, target), *(root / f for f in self.fragments))
+        fragments = (
+            *config_fragments(root, target, extra),
+            *(root / f for f in self.fragments),
+        )
         return Variant(fragments, self.make_vars)
 
     def ensure(self, root: Path, target: Target) -> Kernel:
