@@ -486,9 +486,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def _take_option(
-    args: list[str], name: str, default: str | None
-) -> tuple[list[str], str | None]:
+def _take_option(args: list[str], name: str, default: str | None) -> tuple[list[str], str | None]:
     """Remove `name VALUE` / `name=VALUE` from args that otherwise all go to pytest."""
     rest: list[str] = []
     value = default
@@ -571,6 +569,11 @@ def main(argv: list[str] | None = None) -> int:
             rest, out = _take_option(argv[1:], "--out", None)
             _, pytest_args = run_arguments(rest)
             out = str(default_traces(pytest_args)) if out is None else out
+            own = own_test_dirs(pytest_args)
+            if own and not any(a.startswith("--rootdir") for a in rest):
+                # A user's own tests' traces name them relative to their directory, where
+                # replay finds them again (beside traces/), whatever directory this ran in.
+                rest = [*rest, f"--rootdir={own[0]}"]
             args = argparse.Namespace(func=cmd_record, pytest_args=rest, out=out)
         elif argv[:1] == ["bisect"] and "--" in argv:
             # After --: the oracle's tests and options, none of them bisect's own.

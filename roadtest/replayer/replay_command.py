@@ -105,17 +105,30 @@ def _wanted(selection: list[str], root: Path) -> list[str]:
             wanted.append(item)
         elif not resolved.is_relative_to(root):
             raise RoadtestError(
-                f"{shown_id(item)}: not in this checkout ({root}); select test files or node ids"
+                f"{shown_id(item)}: not among these tests ({root}); select test files or node ids"
             )
         else:
             wanted.append(str(resolved.relative_to(root)) + sep + rest)
     return wanted
 
 
+def tests_of(golden: Path, checkout: Path) -> tuple[Path, str]:
+    """Whose tests the traces under `golden` are: a user's own, those of the directory
+    beside a traces/ directory outside the checkout that `golden` is in or under (where
+    `roadtest record` writes their traces, with ids relative to it): (that directory, "");
+    otherwise roadtest's checkout's tests/: (checkout, "tests")."""
+    where = golden.resolve()
+    if not where.is_relative_to(checkout.resolve()):
+        for folder in (where, *where.parents):
+            if folder.name == "traces":
+                return folder.parent, ""
+    return checkout, "tests"
+
+
 def replay(
     golden: Path,
     selection: list[str],
-    root: Path,
+    checkout: Path,
     run_pytest: Callable[[list[str]], int],
     pytest_options: Sequence[str] = (),
     results_parent: Path | None = None,
@@ -125,6 +138,9 @@ def replay(
     go under `results_parent` (default: the cache's replay/)."""
     if not golden.is_dir():
         raise RoadtestError(f"--golden {golden}: no such directory")
+    root, tests_dir = tests_of(golden, checkout)
+    if not tests_dir:  # a user's tests: their ids are relative to their directory
+        pytest_options = [*pytest_options, f"--rootdir={root}"]
     index = scan_golden(golden)
     if not index.headers and not index.damaged:
         raise RoadtestError(f"--golden {golden}: no traces (*.rtrace) there")
@@ -132,7 +148,7 @@ def replay(
     tests: dict[Path, str] = {}
     for path, header in index.headers.items():
         try:
-            found = test_file(root, header.test)
+            found = test_file(root, header.test, tests_dir)
         except RoadtestError as err:
             raise RoadtestError(f"{printable(str(path))}: {err}") from None
         if found is None:

@@ -45,33 +45,39 @@ def shown_id(text: str) -> str:
     return printable(text, 300)
 
 
-def test_file(root: Path, test_id: str) -> Path | None:
-    """The file of a trace's test (a pytest node id), only ever one under `root`/tests.
+def test_file(root: Path, test_id: str, tests: str = "tests") -> Path | None:
+    """The file of a trace's test (a pytest node id), only ever one under `root`/`tests`
+    (roadtest's checkout: tests/; a user's own test directory: "", the whole of it).
 
     A trace from elsewhere names the test that replay imports and runs: a path
-    out of tests/ (absolute, `..`, a symlink out) is refused (RoadtestError). None
+    out of it (absolute, `..`, a symlink out) is refused (RoadtestError). None
     when the file or the test function does not exist (any more).
     """
     file, sep, name = test_id.partition("::")
     rel = PurePosixPath(file)
-    tests = (root / "tests").resolve()
+    top = (root / tests).resolve() if tests else root.resolve()
+    prefix = (tests,) if tests else ()
     if (
         not sep
         or not name
         or "\0" in test_id
         or rel.is_absolute()
         or ".." in rel.parts
-        or rel.parts[:1] != ("tests",)
+        or rel.parts[: len(prefix)] != prefix
         or rel.suffix != ".py"
     ):
+        where = (
+            f"{tests}/<file>.py::<name>, under {root}"
+            if tests
+            else f"<file>.py::<name>, under {root}"
+        )
         raise RoadtestError(
-            f"its test {shown_id(test_id)} is not a node id of this checkout's tests "
-            f"(tests/<file>.py::<name>, under {root})"
+            f"its test {shown_id(test_id)} is not a node id of these tests ({where})"
         )
     path = root / rel
     try:
-        if not path.resolve().is_relative_to(tests):
-            raise RoadtestError(f"its test {shown_id(test_id)} leads out of {root / 'tests'}")
+        if not path.resolve().is_relative_to(top):
+            raise RoadtestError(f"its test {shown_id(test_id)} leads out of {top}")
         if not path.is_file():
             return None
         source = path.read_text(encoding="utf-8")

@@ -1,5 +1,6 @@
 """roadtest installed as a user installs it (a wheel, into a fresh venv) runs a directory of
-tests kept outside its checkout, with a model of the user's own imported from there.
+tests kept outside its checkout, with a model of the user's own imported from there, and
+records and replays its golden trace beside it.
 
 The run boots the checkout's cached main kernel (--roadtest-kernel): what the test proves is
 the package (its data, its pytest plugin, its command) and the user's directory, not a
@@ -112,3 +113,10 @@ def test_an_installed_roadtest_runs_tests_kept_outside_its_checkout(tmp_path: Pa
         env,
     )
     assert "1 passed" in result.stdout
+    # Its golden trace goes beside it, named relative to it, and replays from anywhere.
+    kernel_option = f"--roadtest-kernel={entry}"
+    run([roadtest, "record", str(mine), kernel_option], tmp_path, env)
+    assert (mine / "traces" / "tmp102" / "test_warm.rtrace").is_file()
+    golden = str(mine / "traces")
+    replayed = run([roadtest, "replay", "--golden", golden, kernel_option], ROOT, env)
+    assert "1 of 1 trace replayed without divergence" in replayed.stdout

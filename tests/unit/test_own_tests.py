@@ -10,10 +10,12 @@ import pytest
 
 from roadtest import checkout, cli
 from roadtest.arch.um import UM
-from roadtest.errors import UsageError
+from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel.config import config_fragments
 from roadtest.kernel.variants import MAIN, SANITIZERS
+from roadtest.replayer.replay_command import tests_of as traces_tests
 from roadtest.run_options import RunOptions
+from roadtest.trace.names import test_file as trace_test_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,3 +91,26 @@ def test_the_command_passes_the_users_directories_to_the_run(tmp_path: Path) -> 
 def test_a_config_directory_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such directory"):
         RunOptions.parse({"roadtest_config": [str(tmp_path / "nowhere")]})
+
+
+def test_traces_outside_the_checkout_belong_to_the_tests_beside_them(tmp_path: Path) -> None:
+    mine = own_tests(tmp_path)
+    (mine / "traces" / "tmp102").mkdir(parents=True)
+    assert traces_tests(mine / "traces" / "tmp102", REPO) == (mine, "")
+    assert traces_tests(mine / "traces", REPO) == (mine, "")
+    assert traces_tests(REPO / "traces", REPO) == (REPO, "tests")
+    # Elsewhere, not under a traces/: traces of roadtest's tests (record --out DIR).
+    assert traces_tests(mine, REPO) == (REPO, "tests")
+
+
+def test_a_users_trace_names_a_test_of_their_directory_and_no_other(tmp_path: Path) -> None:
+    mine = own_tests(tmp_path)
+    assert trace_test_file(mine, "test_chip.py::test_x", "") == mine / "test_chip.py"
+    assert trace_test_file(mine, "test_chip.py::test_gone", "") is None
+    for escape in ("../test_chip.py::test_x", "/etc/passwd.py::x", "tests/x.txt::x"):
+        with pytest.raises(RoadtestError, match="not a node id"):
+            trace_test_file(mine, escape, "")
+    (tmp_path / "elsewhere.py").write_text("def test_x() -> None: ...\n")
+    (mine / "link.py").symlink_to(tmp_path / "elsewhere.py")
+    with pytest.raises(RoadtestError, match="leads out of"):
+        trace_test_file(mine, "link.py::test_x", "")

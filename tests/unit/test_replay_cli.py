@@ -77,7 +77,7 @@ def test_a_trace_whose_test_is_not_under_tests(tmp_path: Path) -> None:
     # A trace recorded by pytester (its test file at the root) says what form is wanted.
     trace(tmp_path / "opt3001" / "x.rtrace", "test_user.py::test_reads")
     line = one_error_line(replay(tmp_path))
-    assert "x.rtrace: its test test_user.py::test_reads is not a node id of this " in line
+    assert "x.rtrace: its test test_user.py::test_reads is not a node id of these " in line
     assert line.endswith(f"(tests/<file>.py::<name>, under {REPO})")
 
 
@@ -334,7 +334,7 @@ def test_a_selection_outside_the_checkout_is_one_line(tmp_path: Path, selection:
         cwd=REPO,
         env={**os.environ, "ROADTEST_ROOT": str(REPO)},
     )
-    assert "not in this checkout" in one_error_line(result)
+    assert "not among these tests" in one_error_line(result)
 
 
 def test_an_empty_golden_is_not_the_current_directory(
