@@ -392,6 +392,9 @@ def parser() -> argparse.ArgumentParser:
     bisect.add_argument("--json", metavar="FILE", help="write the steps' log here")
     bisect.add_argument("oracle", nargs="*", help="tests (and roadtest run options)")
     bisect.set_defaults(func=cmd_bisect)
+    from roadtest.sweep.command import register as register_sweep
+
+    register_sweep(sub)
     shell = sub.add_parser(
         "shell",
         help="a guest with a test's devices bound: its shell, and their models in Python",

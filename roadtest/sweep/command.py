@@ -52,9 +52,10 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         "(or - and why not); then the counts per subsystem",
     )
     sweep.add_argument(
-        "--source",
+        "--tree",
         metavar="DIR",
-        help="the kernel tree (default: the source of the kernel `roadtest build` built)",
+        help="your kernel tree, read where it is (default: the source of the kernel "
+        "`roadtest build` built)",
     )
     sweep.set_defaults(func=sweep_command)
 
@@ -62,7 +63,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
 def sweep_command(args: argparse.Namespace) -> int:
     if not args.list:
         raise UsageError("sweep: only --list is there yet (roadtest sweep --list)")
-    tree, modules = _tree(args.source)
+    tree, modules = _tree(args.tree)
     drivers = load_inventory(tree, cache_dir=_cache_dir(), repo_root=repo_root(), progress=_say)
     if modules is not None:
         drivers = [_with_module(d, modules) for d in drivers]
@@ -90,12 +91,12 @@ def _tree(source: str | None) -> tuple[Path, Path | None]:
     if source is None:
         if kernel is None:
             raise RoadtestError(
-                "sweep: no kernel built yet: run `roadtest build` (or name a tree: --source DIR)"
+                "sweep: no kernel built yet: run `roadtest build` (or name a tree: --tree DIR)"
             )
         return kernel.source_dir.resolve(), kernel.modules_dir
     tree = Path(source).expanduser()
     if not tree.is_dir():
-        raise UsageError(f"--source: {source} is not a directory")
+        raise UsageError(f"--tree {source}: no such directory")
     tree = tree.resolve()
     same = kernel is not None and kernel.source_dir.resolve() == tree
     return tree, kernel.modules_dir if same and kernel is not None else None

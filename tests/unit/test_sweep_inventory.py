@@ -460,9 +460,9 @@ def test_sweep_without_list_is_a_usage_error() -> None:
         args.func(args)
 
 
-def test_a_source_that_is_no_directory_is_a_usage_error(tmp_path: Path) -> None:
-    args = parse_sweep(["--list", "--source", str(tmp_path / "missing")])
-    with pytest.raises(UsageError, match="not a directory"):
+def test_a_tree_that_is_no_directory_is_a_usage_error(tmp_path: Path) -> None:
+    args = parse_sweep(["--list", "--tree", str(tmp_path / "missing")])
+    with pytest.raises(UsageError, match="no such directory"):
         args.func(args)
 
 
