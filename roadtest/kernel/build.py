@@ -321,7 +321,7 @@ def tree_kernel(
             progress(f"kernel: patches {line}")
         progress(
             f"kernel: mirrored {tree.path}: {count(synced.copied, 'file')} copied, "
-            f"{synced.removed} removed, {synced.patched} patched"
+            f"{synced.removed} removed, {count(synced.patched, 'file')} with our patches"
         )
         return mirror
 

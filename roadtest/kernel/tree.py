@@ -272,7 +272,7 @@ def _same(a: os.stat_result, b: os.stat_result, a_path: Path, b_path: Path) -> b
 class Synced:
     copied: int  # files copied or replaced
     removed: int  # files gone from the tree, removed from the mirror
-    patched: int  # files whose patched text changed
+    patched: int  # files whose text in the mirror is not the tree's: our patches applied
 
 
 def sync_mirror(tree: Path, mirror: Path, patched: dict[str, bytes | None]) -> Synced:
@@ -296,24 +296,29 @@ def sync_mirror(tree: Path, mirror: Path, patched: dict[str, bytes | None]) -> S
         removed += 1
     for rel, text in patched.items():
         dest = mirror / rel
+        ours_differ = text != _read(tree / rel)
         if text is None:
             if dest.exists() or dest.is_symlink():
                 dest.unlink()
-                changed += 1
+            changed += ours_differ
             continue
-        try:
-            if dest.read_bytes() == text:
-                continue
-        except OSError:
-            pass
+        changed += ours_differ
+        if _read(dest) == text:
+            continue
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.roadtest-tmp")
         tmp.write_bytes(text)
         source_mode = theirs[rel].st_mode if rel in theirs else 0o644
         os.chmod(tmp, stat.S_IMODE(source_mode))
         os.replace(tmp, dest)
-        changed += 1
     return Synced(copied, removed, changed)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def mirror_tree(
