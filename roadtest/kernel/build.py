@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,9 +17,9 @@ from roadtest.errors import RoadtestError
 from roadtest.kernel import cache, prune, verify
 from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
-from roadtest.kernel.runner import Runner, parallel_jobs
+from roadtest.kernel.runner import CommandFailed, Runner, parallel_jobs
 from roadtest.kernel.source import SourceIdentity, prepare_source, read_series, source_identity
-from roadtest.kernel.tree import KernelTree, mirror_tree, summarise
+from roadtest.kernel.tree import KernelTree, mirror_tree, summarise, touched_files
 from roadtest.text import count
 
 
@@ -311,12 +311,15 @@ def tree_kernel(
     prune.limit_from_env()
     ours = read_series(repo_root)
     summary: list[str] = []
+    # Ours that applied but broke the build (a helper the tree's kernel lacks, say): each
+    # is left out, and the build tried again, once per patch at most.
+    dropped: dict[Path, str] = {}
 
     def prepare(runner: Runner) -> Path:
         mirror, outcomes, synced = mirror_tree(
-            tree, layout.src_dir(inputs.source_key), ours, list(series), runner
+            tree, layout.src_dir(inputs.source_key), ours, list(series), runner, dropped
         )
-        summary.extend(summarise(outcomes, repo_root / "kernel-patches"))
+        summary[:] = summarise(outcomes, repo_root / "kernel-patches")
         for line in summary:
             progress(f"kernel: patches {line}")
         progress(
@@ -328,23 +331,35 @@ def tree_kernel(
     try:
         with cache.build_lock(layout, progress):
             cache.clean_leftovers(layout)
-            configured = _from_stamp(entry, inputs.key, target) is not None
-            entry.path.mkdir(parents=True, exist_ok=True)
-            entry.log.unlink(missing_ok=True)  # each build's log is its own
-            try:
-                kernel = _build(
-                    repo_root,
-                    inputs,
-                    layout,
-                    entry,
-                    progress,
-                    prepare=prepare,
-                    reconfigure=not configured,
-                    stamp_extra=lambda: {"tree": str(tree.path), "tree_patches": summary},
-                )
-            except BaseException:
-                cache.release_in_use(entry)
-                raise
+            while True:
+                configured = _from_stamp(entry, inputs.key, target) is not None
+                entry.path.mkdir(parents=True, exist_ok=True)
+                entry.log.unlink(missing_ok=True)  # each build's log is its own
+                try:
+                    kernel = _build(
+                        repo_root,
+                        inputs,
+                        layout,
+                        entry,
+                        progress,
+                        prepare=prepare,
+                        reconfigure=not configured,
+                        stamp_extra=lambda: {"tree": str(tree.path), "tree_patches": summary},
+                    )
+                    break
+                except CommandFailed as err:
+                    culprit = _our_patch_of(err, ours, dropped)
+                    cache.release_in_use(entry)
+                    if culprit is None:
+                        raise
+                    dropped[culprit] = err.first_error or ""
+                    progress(
+                        f"kernel: {culprit.name} applies to {tree.path} but does not build "
+                        f"there ({err.first_error}): building without it"
+                    )
+                except BaseException:
+                    cache.release_in_use(entry)
+                    raise
             line = prune.prune(layout, entry).line(layout.root)
             if line:
                 progress(line)
@@ -355,6 +370,18 @@ def tree_kernel(
             f"free some space or set {cache.CACHE_ENV} to a writable directory"
         ) from None
     return kernel
+
+
+def _our_patch_of(err: CommandFailed, ours: list[Path], dropped: Mapping[Path, str]) -> Path | None:
+    """The patch of ours (not yet dropped) that changed the file of the build's first
+    error; None when the error is the tree's own."""
+    where = err.error_file()
+    if where is None:
+        return None
+    for patch in ours:
+        if patch not in dropped and any(where.endswith(rel) for rel in touched_files(patch)):
+            return patch
+    return None
 
 
 def _discard(entry: Entry, damaged: verify.Found | None) -> None:

@@ -42,6 +42,8 @@ _SCRUBBED_ENV = (
 
 # kbuild's short output: one "  CC      path.o" (or "  CC [M]  ...", "  AS ...") per object.
 _COMPILED = re.compile(rb"^  (?:CC|AS)\b")
+# A compiler's error: "path.c:223:14: error: ...", "path.h:9: fatal error: ...".
+_ERROR = re.compile(rb"^(\S+?):\d+:(?:\d+:)? (?:fatal )?error: ")
 
 TAIL_LINES = 20
 
@@ -51,6 +53,20 @@ class Result:
     returncode: int
     tail: list[str]  # the last TAIL_LINES lines of output, for error messages
     compiled: int  # objects compiled, as counted from kbuild's output
+    first_error: str | None = None  # the first compiler error line, if any
+
+
+class CommandFailed(RoadtestError):
+    """A build command failed; `first_error` is its first compiler error line, if any."""
+
+    def __init__(self, message: str, first_error: str | None) -> None:
+        super().__init__(message)
+        self.first_error = first_error
+
+    def error_file(self) -> str | None:
+        """The file of the first compiler error, as the compiler named it."""
+        found = _ERROR.match(self.first_error.encode()) if self.first_error else None
+        return found.group(1).decode(errors="replace") if found else None
 
 
 def build_env() -> dict[str, str]:
@@ -85,6 +101,7 @@ class Runner:
             argv = [self.nice, "-n", "10", *argv]
         tail: deque[str] = deque(maxlen=TAIL_LINES)
         compiled = 0
+        first_error: str | None = None
         started = last_report = time.monotonic()
         with open(self.log_path, "ab") as log:
             log.write(f"\n$ (cd {cwd} && {' '.join(argv)})\n".encode())
@@ -102,6 +119,8 @@ class Runner:
                 for line in proc.stdout:
                     log.write(line)
                     tail.append(line.decode(errors="replace").rstrip())
+                    if first_error is None and _ERROR.match(line):
+                        first_error = tail[-1]
                     if count is None or not _COMPILED.match(line):
                         continue
                     compiled += 1
@@ -121,7 +140,7 @@ class Runner:
                         proc.wait()
             took = time.monotonic() - started
             log.write(f"[exit status {returncode} after {took:.1f} s]\n".encode())
-        return Result(returncode, list(tail), compiled)
+        return Result(returncode, list(tail), compiled, first_error)
 
     def check(
         self,
@@ -132,11 +151,13 @@ class Runner:
         count: str | None = None,
         nice: bool = False,
     ) -> Result:
-        """Like run(), but on failure show the log's tail and raise "<failure>; full log: ..."."""
+        """Like run(), but on failure show the log's tail and raise CommandFailed:
+        "<failure>: <first compiler error>; full log: ..."."""
         result = self.run(args, cwd=cwd, count=count, nice=nice)
         if result.returncode != 0:
             self.show_tail(result)
-            raise RoadtestError(f"{failure}; full log: {self.log_path}")
+            first = f": {result.first_error}" if result.first_error else ""
+            raise CommandFailed(f"{failure}{first}; full log: {self.log_path}", result.first_error)
         return result
 
     def show_tail(self, result: Result) -> None:

@@ -22,7 +22,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,10 +157,13 @@ def plan_patches(
     theirs: Iterable[Path],
     scratch: Path,
     runner: Runner,
+    dropped: Mapping[Path, str] | None = None,
 ) -> tuple[list[PatchOutcome], dict[str, bytes | None]]:
     """Apply `ours` where they apply and then `theirs` (the user's own, which must apply) to
     copies of the files they touch, in `scratch`; return each patch's outcome and the
-    patched text of every touched file (None: the patches delete it)."""
+    patched text of every touched file (None: the patches delete it). `dropped`: ours
+    that applied but broke the build, with why: left out."""
+    dropped = dropped or {}
     if shutil.which("patch") is None:
         raise RoadtestError("patch not found: install it with `apt-get install patch`")
     touched: list[str] = []
@@ -180,6 +183,9 @@ def plan_patches(
     quiet = ("--fuzz=0", "--no-backup-if-mismatch", "--reject-file=-")
     for patch in ours:
         take(patch)
+        if patch in dropped:
+            outcomes.append(PatchOutcome(patch, "does not build here", dropped[patch]))
+            continue
         failure = apply_patch(runner, patch, scratch, "--dry-run", *quiet)
         if failure is None:
             failure = apply_patch(runner, patch, scratch, *quiet)
@@ -219,7 +225,7 @@ def summarise(outcomes: list[PatchOutcome], root: Path) -> list[str]:
     lines = []
     for series, items in by_series.items():
         parts = []
-        for state in ("applied", "already in the tree", "does not apply"):
+        for state in ("applied", "already in the tree", "does not apply", "does not build here"):
             numbers = [o.patch.name.split("-", 1)[0] for o in items if o.state == state]
             if numbers:
                 parts.append(f"{', '.join(numbers)} {state}")
@@ -327,11 +333,12 @@ def mirror_tree(
     ours: list[Path],
     theirs: list[Path],
     runner: Runner,
+    dropped: Mapping[Path, str] | None = None,
 ) -> tuple[Path, list[PatchOutcome], Synced]:
     """The tree's mirror under `mirror_root` (made or brought up to date), with the patches
-    applied; the mirror's path, each patch's outcome and what changed."""
+    applied (but `dropped`); the mirror's path, each patch's outcome and what changed."""
     with tempfile.TemporaryDirectory(prefix="roadtest-tree-patches-") as scratch:
-        outcomes, patched = plan_patches(tree.path, ours, theirs, Path(scratch), runner)
+        outcomes, patched = plan_patches(tree.path, ours, theirs, Path(scratch), runner, dropped)
     mirror = mirror_root / MIRROR_NAME
     synced = sync_mirror(tree.path, mirror, patched)
     return mirror, outcomes, synced

@@ -273,7 +273,8 @@ def test_build_failure_points_at_the_log(fake: Fake) -> None:
     with pytest.raises(RoadtestError) as err:
         fake.ensure()
     message = str(err.value)
-    assert message.startswith("kernel build failed; full log: ")
+    # The first compiler error is in the line, then the log.
+    assert message.startswith("kernel build failed: drivers/fake.c:1:1: error: boom; full log: ")
     log = Path(message.rsplit(": ", 1)[1])
     assert "error: boom" in log.read_text()
     assert any("error: boom" in m for m in fake.messages)  # the tail was shown

@@ -204,8 +204,9 @@ def test_a_failing_build_is_one_line_with_the_log(tree: Path, tmp_path: Path) ->
         build_external_module(kernel, DRIVER, tmp_path / "work", progress=shown.append)
     message = str(info.value)
     assert "\n" not in message
-    assert message == (
-        f"building widget.ko out of tree failed; full log: {tmp_path / 'work/build.log'}"
+    assert message == (  # the first compiler error, then where the whole log is
+        "building widget.ko out of tree failed: widget.c:5: error: boom; "
+        f"full log: {tmp_path / 'work/build.log'}"
     )
     assert any("error: boom" in line for line in shown)  # the log's tail is shown
 

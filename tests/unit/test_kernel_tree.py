@@ -17,7 +17,8 @@ import pytest
 from roadtest.arch.um import UM
 from roadtest.arch.x86_64 import X86_64
 from roadtest.errors import RoadtestError
-from roadtest.kernel.runner import Runner
+from roadtest.kernel.build import _our_patch_of
+from roadtest.kernel.runner import CommandFailed, Runner
 from roadtest.kernel.tree import (
     NEEDED,
     NEEDED_BY_ARCH,
@@ -210,3 +211,21 @@ def test_the_mirror_leaves_out_the_trees_git_directory(tmp_path: Path) -> None:
     write(tree / "a.c", "int a;\n")
     sync_mirror(tree, tmp_path / "m", {})
     assert (tmp_path / "m" / "a.c").is_file() and not (tmp_path / "m" / ".git").exists()
+
+
+def test_a_patch_of_ours_that_breaks_the_build_is_dropped(
+    tree: Path, tmp_path: Path, runner: Runner
+) -> None:
+    fix = write(tmp_path / "misc" / "0001-fix.patch", FIX)
+    error = f"{tree}/{DRIVER}:5:9: error: implicit declaration of function 'widget_init'"
+    failed = CommandFailed("kernel build failed", error)
+    assert failed.error_file() == f"{tree}/{DRIVER}"
+    assert _our_patch_of(failed, [fix], {}) == fix
+    assert _our_patch_of(failed, [fix], {fix: error}) is None  # dropped already: the tree's
+    theirs = CommandFailed("kernel build failed", "drivers/misc/other.c:1:1: error: x")
+    assert _our_patch_of(theirs, [fix], {}) is None
+
+    outcomes, texts = plan_patches(tree, [fix], [], tmp_path / "s", runner, {fix: error})
+    assert [o.state for o in outcomes] == ["does not build here"]
+    assert texts[DRIVER] == ORIGINAL.encode()  # the tree's own text
+    assert summarise(outcomes, tmp_path) == ["misc: 0001 does not build here"]
