@@ -41,6 +41,28 @@ def first_kernel_report(lines: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
+# Console lines whose cause roadtest knows, and what to tell the user: a boot that dies
+# on one of them says this instead of the panic alone.
+KNOWN_CAUSES: tuple[tuple[str, str], ...] = (
+    (
+        "ptrace set fp regs failed, errno = 14",
+        "UML cannot restore its processes' FPU state on this host, whose XSTATE area is "
+        "larger than the kernel expects (AMX): the kernel lacks the fix of "
+        "kernel-patches/um/0001 (in roadtest's 6.12 kernel; a --tree it does not apply to "
+        "boots only on hosts without AMX)",
+    ),
+)
+
+
+def known_cause(lines: Sequence[str]) -> str | None:
+    """What roadtest knows about the first console line of KNOWN_CAUSES among `lines`."""
+    for line in lines:
+        for text, cause in KNOWN_CAUSES:
+            if text in line:
+                return cause
+    return None
+
+
 # The kernel's last word when it panics: the reason is the rest of the line.
 PANIC = re.compile(r"Kernel panic - not syncing: .*")
 _KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")

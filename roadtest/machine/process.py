@@ -30,7 +30,7 @@ from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import Channel, ProtocolError
 from roadtest.machine import sandbox
 from roadtest.machine.base import BootConfig, GuestError, Machine
-from roadtest.machine.console import PANIC, Console
+from roadtest.machine.console import PANIC, Console, known_cause
 
 _PR_SET_PDEATHSIG = 1
 
@@ -192,6 +192,9 @@ class ProcessGuest(Machine):
         why = [line for line in lines if "roadtest sandbox:" in line]
         # A kernel that panics at boot (a bad init=, say) says why; the channel does not.
         panic = next((m.group(0) for line in lines if (m := PANIC.search(line))), None)
+        cause = known_cause(lines)
+        if cause is not None:
+            return f"{cause}; {panic}" if panic else cause
         if why or panic:
             return why[-1].strip() if why else str(panic)
         # A host program that refused to start (QEMU's own error) says why on its last line.
