@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -312,8 +313,10 @@ def tree_kernel(
     ours = read_series(repo_root)
     summary: list[str] = []
     # Ours that applied but broke the build (a helper the tree's kernel lacks, say): each
-    # is left out, and the build tried again, once per patch at most.
-    dropped: dict[Path, str] = {}
+    # is left out, and the build tried again, once per patch at most. Remembered in the
+    # entry while the tree's files that patch changes stay as they were.
+    remembered = entry.path / "dropped-patches.json"
+    dropped = _remembered_drops(remembered, tree, ours)
 
     def prepare(runner: Runner) -> Path:
         mirror, outcomes, synced = mirror_tree(
@@ -353,6 +356,7 @@ def tree_kernel(
                     if culprit is None:
                         raise
                     dropped[culprit] = err.first_error or ""
+                    _remember_drops(remembered, tree, dropped)
                     progress(
                         f"kernel: {culprit.name} applies to {tree.path} but does not build "
                         f"there ({err.first_error}): building without it"
@@ -370,6 +374,38 @@ def tree_kernel(
             f"free some space or set {cache.CACHE_ENV} to a writable directory"
         ) from None
     return kernel
+
+
+def _touched_digest(tree: KernelTree, patch: Path) -> str:
+    """The tree's own text of the files `patch` changes: a dropped patch is tried again
+    when it changes."""
+    h = hashlib.sha256()
+    for rel in touched_files(patch):
+        path = tree.path / rel
+        h.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"-"))
+    return h.hexdigest()
+
+
+def _remembered_drops(file: Path, tree: KernelTree, ours: list[Path]) -> dict[Path, str]:
+    try:
+        saved = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(saved, dict):
+        return {}
+    drops: dict[Path, str] = {}
+    for patch in ours:
+        record = saved.get(patch.name)
+        if isinstance(record, dict) and record.get("files") == _touched_digest(tree, patch):
+            drops[patch] = str(record.get("error", ""))
+    return drops
+
+
+def _remember_drops(file: Path, tree: KernelTree, dropped: Mapping[Path, str]) -> None:
+    records = {
+        p.name: {"error": why, "files": _touched_digest(tree, p)} for p, why in dropped.items()
+    }
+    cache.write_atomically(file, json.dumps(records, indent=1, sort_keys=True) + "\n")
 
 
 def _our_patch_of(err: CommandFailed, ours: list[Path], dropped: Mapping[Path, str]) -> Path | None:
