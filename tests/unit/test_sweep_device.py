@@ -9,6 +9,8 @@ kbuild's and the devicetree's conventions. No guest, no kernel tree."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -22,6 +24,22 @@ from roadtest.backend.i2c import I2CBus
 from roadtest.fuzz.lying_device import HostileHandler, HostilePlan
 from roadtest.sweep.constants import Mined, is_identity_name, mine, mine_code, source_files
 from roadtest.sweep.device import BLOCK_MAX, ByteOrder, RegisterFile, RegisterPlan, plans
+from roadtest.sweep.devicetree import (
+    Binding,
+    Bindings,
+    DeviceNode,
+    DtsError,
+    NewDevice,
+    devices,
+    examples,
+    node_from_compatible,
+    node_name,
+    parse,
+    relocate,
+    schema_compatibles,
+)
+from roadtest.sweep.inventory import Driver
+from roadtest.testing.devicetree import compile_dts, fill, source
 from roadtest.trace.i2c import VIRTIO_I2C_MSG_OK
 
 T = TypeVar("T")
@@ -551,3 +569,335 @@ def test_a_driver_in_one_file_is_mined_alone(tmp_path: Path) -> None:
     assert mine(tmp_path, "drivers/hwmon/baz.c") == Mined(
         constants=mine_code("#define BAZ_CHIP_ID 0x21\n").constants
     )
+
+
+# --- the devicetree node ---------------------------------------------------------------
+
+# Our tree: an I2C adapter and a GPIO controller, labelled as the machines label them.
+ROOT = """/ {
+    compatible = "roadtest,test";
+    #address-cells = <1>;
+    #size-cells = <0>;
+    i2c: i2c { #address-cells = <1>; #size-cells = <0>; };
+    gpio: gpio {
+        gpio-controller;
+        #gpio-cells = <2>;
+        interrupt-controller;
+        #interrupt-cells = <2>;
+    };
+};
+"""
+
+
+@pytest.fixture
+def include_root(tmp_path: Path) -> Path:
+    """A stand-in for the kernel tree's dt-bindings headers."""
+    bindings = tmp_path / "ksrc/scripts/dtc/include-prefixes/dt-bindings"
+    (bindings / "gpio").mkdir(parents=True)
+    (bindings / "interrupt-controller").mkdir(parents=True)
+    (bindings / "gpio/gpio.h").write_text(
+        "#ifndef G\n#define G\n#define GPIO_ACTIVE_HIGH 0\n#define GPIO_ACTIVE_LOW 1\n#endif\n"
+    )
+    (bindings / "interrupt-controller/irq.h").write_text(
+        "#ifndef I\n#define I\n"
+        "#define IRQ_TYPE_EDGE_RISING 1\n#define IRQ_TYPE_LEVEL_LOW 8\n#endif\n"
+    )
+    return tmp_path / "ksrc"
+
+
+def compiled(node: DeviceNode, include_root: Path, gpios: dict[str, int] | None = None) -> str:
+    """The node placed at 0x42 under our adapter, through cpp and dtc, decompiled."""
+    placed = fill(node.compatible, node.dts, 0x42, gpios or {})
+    dtb = compile_dts(source([placed], ROOT), include_root, include_root / "t.dtb")
+    return subprocess.run(
+        ["dtc", "-q", "-I", "dtb", "-O", "dts", str(dtb)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_the_node_from_a_compatible_alone(include_root: Path) -> None:
+    node = node_from_compatible("ti,opt3001")
+    assert (
+        node.dts == 'opt3001@$addr$ {\n    compatible = "ti,opt3001";\n    reg = <0x$addr$>;\n};\n'
+    )
+    assert (node.binding, node.example, node.dropped) == ("", "", ())
+    tree = compiled(node, include_root)
+    assert re.search(r'opt3001@42 \{\s*compatible = "ti,opt3001";\s*reg = <0x42>;', tree)
+
+
+def test_node_names_are_the_devicetree_s() -> None:
+    # DT specification: 1 to 31 characters of [A-Za-z0-9,._+-], starting with a letter.
+    assert node_name("ti,opt3001") == "opt3001"
+    assert node_name("atmel,24c02") == "device"
+    assert node_name("acme,chip/rev b") == "chip-rev-b"
+    assert node_name("acme," + "x" * 40) == "x" * 31
+    assert node_name("lm75") == "lm75"
+
+
+def test_a_driver_without_a_compatible_is_instantiated_by_name() -> None:
+    # Documentation/i2c/instantiating-devices.rst: echo eeprom 0x50 > .../new_device
+    assert NewDevice("lm75").line(0x48) == "lm75 0x48"
+    driver = Driver("drivers/hwmon/foo.c", "hwmon", "", "", (), (), ("foo", "foo2"))
+    assert devices(driver, Bindings([])) == [NewDevice("foo"), NewDevice("foo2")]
+    with_of = Driver("drivers/hwmon/foo.c", "hwmon", "", "", (), ("acme,foo",), ("foo",))
+    assert devices(with_of, Bindings([])) == [node_from_compatible("acme,foo")]
+    acpi_only = Driver("drivers/input/foo.c", "input", "", "", (), (), ())
+    assert devices(acpi_only, Bindings([])) == []
+
+
+BINDING = """\
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+%YAML 1.2
+---
+$id: http://devicetree.org/schemas/iio/light/acme,als.yaml#
+$schema: http://devicetree.org/meta-schemas/core.yaml#
+
+title: ACME ambient light sensors
+
+description: |
+  Not to be confused with the acme,other, which is not one of these.
+
+properties:
+  compatible:
+    enum:
+      - acme,als100
+      - acme,als200
+
+  reg:
+    maxItems: 1
+
+allOf:
+  - if:
+      properties:
+        compatible:
+          contains:
+            const: acme,als300
+    then:
+      required: [interrupts]
+
+additionalProperties: false
+
+examples:
+  - |
+    #include <dt-bindings/interrupt-controller/irq.h>
+    #include <dt-bindings/gpio/gpio.h>
+    i2c {
+        #address-cells = <1>;
+        #size-cells = <0>;
+
+        als: light-sensor@29 {
+            compatible = "acme,als100";
+            reg = <0x29>;
+            interrupt-parent = <&gpio1>;
+            interrupts = <17 IRQ_TYPE_LEVEL_LOW>;   /* the INT pin */
+            reset-gpios = <&gpio1 3 GPIO_ACTIVE_LOW>;
+            vdd-supply = <&ldo3>;
+            clocks = <&osc 1>;
+            clock-names = "ref";
+            pinctrl-names = "default";
+            pinctrl-0 = <&als_pins>;
+            acme,gain = <4>;   // kept
+            label = "ambient; light {x}";
+            acme,boolean;
+        };
+    };
+# A comment between the items
+  - |+
+    spi {
+        #address-cells = <1>;
+        #size-cells = <0>;
+
+        light-sensor@0 {
+            compatible = "acme,als200";
+            reg = <0>;
+            spi-max-frequency = <1000000>;
+        };
+    };
+...
+"""
+
+
+def test_a_binding_s_examples_and_compatibles_read_as_text() -> None:
+    shown = examples(BINDING)
+    assert len(shown) == 2
+    assert shown[0].startswith("#include <dt-bindings/interrupt-controller/irq.h>\n")
+    assert "\n    als: light-sensor@29 {\n" in shown[0]  # the block's indentation removed
+    assert shown[1].startswith("spi {\n") and shown[1].endswith("};\n")
+    # The schema's compatible keys; not the description's, nor the examples'.
+    assert schema_compatibles(BINDING) == {"acme,als100", "acme,als200", "acme,als300"}
+    assert examples("properties:\n  compatible: true\n") == []
+
+
+def test_an_example_s_node_moved_onto_our_bus(include_root: Path) -> None:
+    node = relocate(examples(BINDING)[0], "acme,als100", binding="b.yaml")
+    assert node is not None and node.binding == "b.yaml" and node.example == ""
+    dropped = {d.name: (d.kind, d.reason) for d in node.dropped}
+    assert dropped == {
+        "interrupt-parent": ("interrupt", "refers to &gpio1, not in our tree"),
+        "reset-gpios": ("gpio", "refers to &gpio1, not in our tree"),
+        "vdd-supply": ("supply", "refers to &ldo3, not in our tree"),
+        "clocks": ("clock", "refers to &osc, not in our tree"),
+        "pinctrl-0": ("other", "refers to &als_pins, not in our tree"),
+        "interrupts": ("interrupt", "no interrupt parent in our tree"),
+        "clock-names": ("clock", "goes with clocks, not kept"),
+        "pinctrl-names": ("other", "goes with pinctrl-0, not kept"),
+    }
+    assert {d.value for d in node.dropped if d.name == "reset-gpios"} == {
+        "<&gpio1 3 GPIO_ACTIVE_LOW>"
+    }
+    assert node.dts.startswith(
+        "#include <dt-bindings/interrupt-controller/irq.h>\n#include <dt-bindings/gpio/gpio.h>\n"
+        "light-sensor@$addr$ {\n"  # its label went: nothing refers to it
+        '    compatible = "acme,als100";\n'
+        "    reg = <0x$addr$>;\n"
+    )
+    tree = compiled(node, include_root)
+    assert re.search(r"light-sensor@42 \{", tree) and "reg = <0x42>;" in tree
+    assert "acme,gain = <0x04>;" in tree and "acme,boolean;" in tree
+    assert 'label = "ambient; light {x}";' in tree
+    assert "interrupts" not in tree and "gpios" not in tree and "supply" not in tree
+
+
+def test_labels_of_our_tree_are_kept(include_root: Path) -> None:
+    example = """
+    i2c {
+        sensor@10 {
+            compatible = "acme,als100";
+            reg = <0x10>;
+            interrupt-parent = <&gpio>;
+            interrupts = <5 IRQ_TYPE_LEVEL_LOW>;
+            reset-gpios = <&gpio 6 GPIO_ACTIVE_LOW>;
+        };
+    };
+    """
+    # An example's &gpio is another board's: dropped unless the caller says it is ours.
+    assert {d.name for d in must(relocate(example, "acme,als100")).dropped} == {
+        "interrupt-parent",
+        "interrupts",
+        "reset-gpios",
+    }
+    node = must(relocate(example, "acme,als100", labels=("gpio",)))
+    assert node.dropped == ()
+    assert "interrupts = <0x05 0x08>;" in compiled(node, include_root)
+
+
+def test_references_inside_the_node_are_kept_with_their_labels(include_root: Path) -> None:
+    example = """
+    board_reg: regulator { };
+    pmic@34 {
+        compatible = "acme,pmic";
+        reg = <0x34>;
+        #interrupt-cells = <1>;
+        interrupt-controller;
+        regulators {
+            buck1: buck1 { regulator-name = "buck1"; };
+            ldo1: ldo1 {
+                vin-supply = <&buck1>;
+                bypass-supply = <&board_reg>;
+            };
+        };
+        charger {
+            interrupts = <3>;  /* from the PMIC itself: it is an interrupt controller */
+        };
+    };
+    """
+    node = must(relocate(example, "acme,pmic"))
+    assert [(d.node, d.name) for d in node.dropped] == [("regulators/ldo1", "bypass-supply")]
+    assert "buck1: buck1 {" in node.dts and "ldo1: ldo1" not in node.dts
+    tree = compiled(node, include_root)
+    assert "vin-supply = <0x" in tree and "interrupts = <0x03>;" in tree
+
+
+def test_a_child_without_an_interrupt_controller_above_it_loses_its_interrupts() -> None:
+    example = """
+    device@1 { compatible = "acme,x"; reg = <1>; child { interrupts = <3>; }; };
+    """
+    node = must(relocate(example, "acme,x"))
+    assert [(d.node, d.name, d.kind) for d in node.dropped] == [
+        ("child", "interrupts", "interrupt")
+    ]
+
+
+def test_the_i2c_example_is_preferred_and_an_spi_one_loses_its_bus_properties() -> None:
+    example = """
+    spi { s@0 { compatible = "acme,y"; reg = <0>; spi-max-frequency = <1000000>; }; };
+    i2c { i@50 { compatible = "acme,y"; reg = <0x50>; }; };
+    """
+    assert must(relocate(example, "acme,y")).dts.startswith("i@$addr$ {")
+    spi_only = must(relocate(examples(BINDING)[1], "acme,als200"))
+    assert [(d.name, d.reason) for d in spi_only.dropped] == [
+        ("spi-max-frequency", "a property of an SPI bus")
+    ]
+
+
+def test_status_reg_names_and_extra_compatibles() -> None:
+    example = """
+    i2c {
+        lbl: dev@50 {
+            compatible = "acme,z-rev2", "acme,z";
+            reg = <0x50>, <0x51>;
+            reg-names = "main", "aux";
+            status = "disabled";
+        };
+    };
+    """
+    node = must(relocate(example, "acme,z"))
+    assert node.dts == 'dev@$addr$ {\n    compatible = "acme,z";\n    reg = <0x$addr$>;\n};\n'
+    assert [d.name for d in node.dropped] == ["reg-names", "status"]
+
+
+def test_an_example_without_the_compatible_gives_nothing() -> None:
+    assert relocate(examples(BINDING)[0], "acme,als999") is None
+
+
+def test_bindings_choose_the_own_example_then_a_sibling_s_then_the_compatible() -> None:
+    own = Binding(
+        "b/acme,als.yaml", frozenset(schema_compatibles(BINDING)), tuple(examples(BINDING))
+    )
+    trivial = Binding(
+        "b/trivial-devices.yaml",
+        frozenset({"acme,t1", "acme,t2"}),
+        ('i2c { t@1 { compatible = "acme,t1"; reg = <1>; }; };\n',),
+    )
+    broken = Binding(
+        "b/broken.yaml",
+        frozenset({"acme,broken"}),
+        ('i2c { b@1 { compatible = "acme,broken"; reg = <1>; };\n',),  # not closed
+    )
+    bindings = Bindings([own, trivial, broken])
+    node = bindings.node("acme,als100")
+    assert (node.binding, node.example) == ("b/acme,als.yaml", "")
+    sibling = bindings.node("acme,als300")  # listed by the schema, shown by no example
+    assert (sibling.binding, sibling.example) == ("b/acme,als.yaml", "acme,als100")
+    assert sibling.dts.count('compatible = "acme,als300";') == 1
+    assert "acme,als100" not in sibling.dts
+    assert bindings.node("acme,t2") == node_from_compatible("acme,t2")  # no kin in a list
+    assert bindings.node("acme,t1").binding == "b/trivial-devices.yaml"  # its own example
+    assert bindings.node("acme,broken") == node_from_compatible("acme,broken")
+    assert bindings.node("acme,unknown") == node_from_compatible("acme,unknown")
+
+
+def test_bindings_of_a_tree(tmp_path: Path) -> None:
+    directory = tmp_path / "Documentation/devicetree/bindings/iio/light"
+    directory.mkdir(parents=True)
+    (directory / "acme,als.yaml").write_text(BINDING)
+    (directory / "acme,none.yaml").write_text("properties:\n  compatible:\n    const: acme,n\n")
+    bindings = Bindings.scan(tmp_path)
+    assert [b.path for b in bindings.bindings] == [
+        "Documentation/devicetree/bindings/iio/light/acme,als.yaml"
+    ]
+    assert bindings.node("acme,als200").binding.endswith("acme,als.yaml")
+
+
+def test_devicetree_source_this_reader_does_not_follow_is_an_error() -> None:
+    with pytest.raises(DtsError):
+        parse("a { b = <1>; ")
+    with pytest.raises(DtsError):
+        parse("a { }; };")
+
+
+def must(node: DeviceNode | None) -> DeviceNode:
+    assert node is not None
+    return node
