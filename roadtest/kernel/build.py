@@ -273,13 +273,18 @@ def ensure_kernel(
             if line:
                 progress(line)
     except OSError as err:
-        # Tools' failures are reported by the runner; this is the cache itself (permissions, space).
-        where = err.filename or layout.root
-        raise RoadtestError(
-            f"kernel cache: {err.strerror or err} ({where}); "
-            f"free some space or set {cache.CACHE_ENV} to a writable directory"
-        ) from None
+        raise _cache_error(err, layout) from None
     return kernel
+
+
+def _cache_error(err: OSError, layout: Layout) -> RoadtestError:
+    """A build's OSError as one line. Tools' failures are reported by the runner; this is
+    the cache itself (permissions, space)."""
+    where = err.filename or layout.root
+    return RoadtestError(
+        f"kernel cache: {err.strerror or err} ({where}); "
+        f"free some space or set {cache.CACHE_ENV} to a writable directory"
+    )
 
 
 def tree_kernel(
@@ -368,11 +373,7 @@ def tree_kernel(
             if line:
                 progress(line)
     except OSError as err:
-        where = err.filename or layout.root
-        raise RoadtestError(
-            f"kernel cache: {err.strerror or err} ({where}); "
-            f"free some space or set {cache.CACHE_ENV} to a writable directory"
-        ) from None
+        raise _cache_error(err, layout) from None
     return kernel
 
 
