@@ -9,10 +9,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import lz4.frame
 import msgpack
 import pytest
+from hypothesis import Phase, find, given, settings
+from hypothesis import strategies as st
 
 from roadtest.backend.i2c import I2CBus
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
@@ -136,3 +139,28 @@ def run_script_with_a_kernel(directory: Path, script: str) -> subprocess.Complet
         timeout=120,
         check=False,
     )
+
+
+T = TypeVar("T")
+# Hypothesis, reproducibly: no database, derandomized. No explain phase: it reruns every
+# example to annotate a failure these tests never print.
+STRATEGY_SETTINGS = settings(
+    database=None, derandomize=True, max_examples=1000, phases=[Phase.generate, Phase.shrink]
+)
+
+
+def found(strategy: st.SearchStrategy[T], condition: Callable[[T], bool]) -> T:
+    """The simplest value of `strategy` meeting `condition`, as Hypothesis shrinks it."""
+    return find(strategy, condition, settings=STRATEGY_SETTINGS)
+
+
+def drawn(strategy: st.SearchStrategy[T], n: int) -> list[T]:
+    """`n` values of `strategy` (a strategy's spread, reproducibly)."""
+    values: list[T] = []
+
+    @given(strategy)
+    def draw(value: T) -> None:
+        values.append(value)
+
+    settings(STRATEGY_SETTINGS, max_examples=n)(draw)()
+    return values

@@ -4,10 +4,9 @@ values that matter, and what they shrink to. Deterministic: derandomized, no dat
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
 
 import pytest
-from hypothesis import Phase, find, given, settings
+from helpers import drawn, found
 from hypothesis import strategies as st
 
 from roadtest.fuzz import (
@@ -24,29 +23,9 @@ from roadtest.models.opt3001 import OPT3001
 from roadtest.models.regmap import Field, Register, RegisterMap
 from roadtest.models.vcnl4000 import VCNL4000
 
-T = TypeVar("T")
-# No explain phase: it reruns every example to annotate a failure these tests never print.
-SETTINGS = settings(
-    database=None, derandomize=True, max_examples=1000, phases=[Phase.generate, Phase.shrink]
-)
 CONFIGURATION = OPT3001.register_map["CONFIGURATION"]  # fields and a 3-value M
 COMMAND = VCNL4000.register_map["COMMAND"]  # reserved bits 2..0, reset 0x80
 WIDE = RegisterMap([Register("WIDE", 0x10, 0x123456)], width=24)["WIDE"]
-
-
-def found(strategy: st.SearchStrategy[T], condition: Callable[[T], bool]) -> T:
-    return find(strategy, condition, settings=SETTINGS)
-
-
-def drawn(strategy: st.SearchStrategy[T], n: int = 150) -> list[T]:
-    values: list[T] = []
-
-    @given(strategy)
-    def draw(value: T) -> None:
-        values.append(value)
-
-    settings(SETTINGS, max_examples=n)(draw)()
-    return values
 
 
 @pytest.mark.parametrize("reg", [CONFIGURATION, COMMAND, WIDE], ids=lambda r: r.name)
@@ -54,12 +33,12 @@ def drawn(strategy: st.SearchStrategy[T], n: int = 150) -> list[T]:
 def test_every_drawn_value_fits_the_register(
     reg: Register, strategy: Callable[[Register], st.SearchStrategy[int]]
 ) -> None:
-    assert all(0 <= v < 1 << reg.bits for v in drawn(strategy(reg)))
+    assert all(0 <= v < 1 << reg.bits for v in drawn(strategy(reg), 150))
 
 
 @pytest.mark.parametrize("bits", [1, 8, 12, 16, 24])
 def test_boundary_values_appear(bits: int) -> None:
-    values = set(drawn(boundary_ints(bits)))
+    values = set(drawn(boundary_ints(bits), 150))
     top = (1 << bits) - 1
     assert {0, 1, top, 1 << (bits - 1)} <= values
     assert all(0 <= v <= top for v in values)

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
-from helpers import serve
-from hypothesis import Phase, find, given, settings
-from hypothesis import strategies as st
+from helpers import drawn, found, serve
 
 from roadtest.backend.i2c import I2CBus
 from roadtest.fuzz.lying_device import HostileHandler, HostilePlan
@@ -42,27 +38,8 @@ from roadtest.sweep.inventory import Driver
 from roadtest.testing.devicetree import compile_dts, fill, source
 from roadtest.trace.i2c import VIRTIO_I2C_MSG_OK
 
-T = TypeVar("T")
 ADDR = 0x48
 OK = VIRTIO_I2C_MSG_OK
-SETTINGS = settings(
-    database=None, derandomize=True, max_examples=1000, phases=[Phase.generate, Phase.shrink]
-)
-
-
-def found(strategy: st.SearchStrategy[T], condition: Callable[[T], bool]) -> T:
-    return find(strategy, condition, settings=SETTINGS)
-
-
-def drawn(strategy: st.SearchStrategy[T], n: int = 200) -> list[T]:
-    values: list[T] = []
-
-    @given(strategy)
-    def draw(value: T) -> None:
-        values.append(value)
-
-    settings(SETTINGS, max_examples=n)(draw)()
-    return values
 
 
 def on_bus(model: RegisterFile) -> I2CBus:
@@ -286,7 +263,7 @@ def test_drawn_plans_fit_their_widths() -> None:
     strategy = plans(
         values=[0x1FF, 0x58], registers=[0x1FF, 0x10], pairs=[(0x300, 1), (0x10, 0x2FF)]
     )
-    for plan in drawn(strategy):
+    for plan in drawn(strategy, 200):
         assert 0 <= plan.default <= 0xFF and 1 <= plan.block_length <= BLOCK_MAX
         assert all(0 <= a <= 0xFF and 0 <= v <= 0xFF for a, v in plan.registers)
         assert len({a for a, _ in plan.registers}) == len(plan.registers)
