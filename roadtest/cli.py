@@ -14,8 +14,6 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError, UsageError
 
 if TYPE_CHECKING:
-    from roadtest.kernel.variants import KernelVariant
-    from roadtest.machine.base import MachineType
     from roadtest.run_options import RunOptions
 
 
@@ -33,38 +31,37 @@ def cmd_build(args: argparse.Namespace) -> int:
         machine.check_variant(variant.name)
     except RoadtestError as err:
         raise UsageError(str(err)) from None
+    if args.tree is not None:
+        return build_tree(args)
     root = repo_root()
     target = machine.target
-    if args.tree is not None:
-        return build_tree(args, machine, variant, root)
     if args.series is not None:
         raise UsageError("--series patches your tree: give --tree")
     return build_main(root, variant.build_variant(root, target), target, force=args.force)
 
 
-def build_tree(
-    args: argparse.Namespace, machine: MachineType, variant: KernelVariant, root: Path
-) -> int:
-    """`roadtest build --tree DIR`: the tree's kernel, brought up to date."""
+def build_tree(args: argparse.Namespace) -> int:
+    """`roadtest build --tree DIR`: the tree's kernel, brought up to date, as a run of the
+    same options would build it."""
     import time
 
-    from roadtest.kernel.build import tree_kernel
-    from roadtest.kernel.source import read_series_file
-    from roadtest.kernel.tree import open_tree
+    from roadtest.run_options import RunOptions
 
     if args.force:
         raise UsageError("--force rebuilds the cache's kernel; a tree's build is incremental")
-    if args.series is not None and not Path(args.series).is_file():
-        raise UsageError(f"--series {args.series}: no such file")
-    target = machine.target
-    tree = open_tree(Path(args.tree), target)
-    series = [] if args.series is None else read_series_file(Path(args.series))
-    start = time.monotonic()
-    kernel = tree_kernel(
-        root, tree, variant=variant.build_variant(root, target), target=target, series=series
+    options = RunOptions.parse(
+        {
+            "roadtest_machine": args.machine,
+            "roadtest_tree": args.tree,
+            "roadtest_series": args.series,
+            "roadtest_sanitizers": args.sanitizers,
+            "roadtest_coverage": "roadtest-coverage" if args.coverage else None,
+        }
     )
+    start = time.monotonic()
+    kernel = options.kernel(repo_root(), build=True)
     took = time.monotonic() - start
-    print(f"kernel {kernel.release} of {tree.describe_line()}: {took:.0f} s ({kernel.image})")
+    print(f"kernel {kernel.release} of {options.tree}: {took:.0f} s ({kernel.image})")
     return 0
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from roadtest.errors import RoadtestError, UsageError
-from roadtest.kernel.build import Kernel, kernel_in, tree_kernel
+from roadtest.kernel.build import Kernel, cached_kernel, kernel_in, tree_kernel
 from roadtest.kernel.source import read_series_file
 from roadtest.kernel.tree import open_tree
 from roadtest.kernel.variants import COVERAGE, MAIN, SANITIZERS, KernelVariant
@@ -442,6 +442,18 @@ class RunOptions:
         if build:
             _trees_built.add(fresh)
         return kernel
+
+    def built_kernel(self, root: Path) -> Kernel | None:
+        """The kernel this run boots if it is built already, else None: nothing is built
+        (the run's summary, after its guests)."""
+        if self.kernel_dir is not None or self.tree is not None:
+            try:
+                return self.kernel(root, build=False)
+            except RoadtestError:
+                return None
+        target = self.machine.target
+        variant = self.variant.build_variant(root, target, self.config_dirs)
+        return cached_kernel(root, variant=variant, target=target)
 
     @classmethod
     def parse(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from roadtest.arch import Target
 from roadtest.errors import RoadtestError
-from roadtest.kernel.build import Kernel, Variant, cached_kernel, ensure_kernel
+from roadtest.kernel.build import Kernel, Variant, ensure_kernel
 from roadtest.kernel.config import config_fragments
 
 
@@ -48,10 +48,6 @@ class KernelVariant:
     def ensure(self, root: Path, target: Target) -> Kernel:
         """This kernel for `target`, built if the cache has no current one."""
         return ensure_kernel(root, variant=self.build_variant(root, target), target=target)
-
-    def cached(self, root: Path, target: Target) -> Kernel | None:
-        """This kernel for `target` if the cache has a current one (nothing is built)."""
-        return cached_kernel(root, variant=self.build_variant(root, target), target=target)
 
 
 MAIN = KernelVariant("main", "the kernel of every run that asks for no variant")

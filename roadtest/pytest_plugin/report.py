@@ -52,10 +52,7 @@ def pytest_terminal_summary(
     if out is None or hasattr(config, "workerinput"):
         return
     terminalreporter.section("roadtest driver coverage")
-    try:
-        kernel = options.kernel(repo_root(), build=False)  # the run's: built before it
-    except RoadtestError:
-        kernel = None
+    kernel = options.built_kernel(repo_root())
     if kernel is None:
         terminalreporter.write_line("no coverage kernel: no guest ran")
         return
