@@ -94,10 +94,9 @@ def driver_suite() -> Path:
     return suite
 
 
-def default_traces(args: Sequence[str]) -> Path:
-    """Where `record` writes without --out: traces/ beside the user's own tests (the first
-    directory of theirs it was given), else the checkout's traces/."""
-    own = own_test_dirs(args)
+def default_traces(own: Sequence[Path]) -> Path:
+    """Where `record` writes without --out: traces/ beside the user's own tests (`own`,
+    their directories: own_test_dirs), else the checkout's traces/."""
     return own[0] / "traces" if own else repo_root() / "traces"
 
 
@@ -140,7 +139,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     from roadtest.recorder.record_command import record
     from roadtest.run_options import writable_dir
 
-    out = str(default_traces(args.pytest_args)) if args.out is None else args.out
+    # Without arguments (argparse's path) there are no tests of the user's.
+    out = str(default_traces([])) if args.out is None else args.out
     return record(list(args.pytest_args), writable_dir("--out", out), args.runner, repo_root())
 
 
@@ -568,8 +568,8 @@ def main(argv: list[str] | None = None) -> int:
         elif argv[:1] == ["record"] and argv[1:] and not helping:
             rest, out = _take_option(argv[1:], "--out", None)
             _, pytest_args = run_arguments(rest)
-            out = str(default_traces(pytest_args)) if out is None else out
             own = own_test_dirs(pytest_args)
+            out = str(default_traces(own)) if out is None else out
             if own and not any(a.startswith("--rootdir") for a in rest):
                 # A user's own tests' traces name them relative to their directory, where
                 # replay finds them again (beside traces/), whatever directory this ran in.

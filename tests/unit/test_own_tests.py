@@ -59,8 +59,8 @@ def test_the_directories_of_tests_outside_the_checkout_are_the_users(tmp_path: P
     ours = REPO / "tests" / "drivers"
     args = ["-k", "x", str(mine / "test_chip.py::test_x"), str(ours), str(mine), "nowhere"]
     assert cli.own_test_dirs(args) == [mine]
-    assert cli.default_traces([str(mine)]) == mine / "traces"
-    assert cli.default_traces([str(ours)]) == REPO / "traces"
+    assert cli.default_traces(cli.own_test_dirs([str(mine)])) == mine / "traces"
+    assert cli.default_traces(cli.own_test_dirs([str(ours)])) == REPO / "traces"
 
 
 def test_their_fragments_come_after_roadtests_own(tmp_path: Path) -> None:
