@@ -302,13 +302,11 @@ def sync_mirror(tree: Path, mirror: Path, patched: dict[str, bytes | None]) -> S
         removed += 1
     for rel, text in patched.items():
         dest = mirror / rel
-        ours_differ = text != _read(tree / rel)
+        changed += text != _read(tree / rel)
         if text is None:
             if dest.exists() or dest.is_symlink():
                 dest.unlink()
-            changed += ours_differ
             continue
-        changed += ours_differ
         if _read(dest) == text:
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)
