@@ -113,6 +113,35 @@ def listdir(path: str) -> list[str]:
     return sorted(os.listdir(path))
 
 
+def walk(path: str) -> list[list[Any]]:
+    """Every entry under `path`, symbolic links not followed: [relative path, kind (d, f,
+    l, c: a directory, a regular file, a link, a character device), permission bits],
+    parents before their children. One call for a tree a host would list entry by entry."""
+    found: list[list[Any]] = []
+    pending = [""]
+    while pending:
+        relative = pending.pop(0)
+        try:
+            entries = sorted(os.scandir(os.path.join(path, relative)), key=lambda e: e.name)
+        except OSError:
+            continue  # gone, or unreadable: the caller sees it missing
+        for entry in entries:
+            name = os.path.join(relative, entry.name)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            kind = (
+                "l" if entry.is_symlink() else "d" if entry.is_dir(follow_symlinks=False) else "f"
+            )
+            if kind == "f" and (st.st_mode & 0o170000) == 0o020000:
+                kind = "c"
+            found.append([name, kind, st.st_mode & 0o7777])
+            if kind == "d":
+                pending.append(name)
+    return found
+
+
 def load_module(path: str, params: str = "") -> None:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -268,6 +297,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "listdir": listdir,
     "load_module": load_module,
     "remove_module": remove_module,
+    "walk": walk,
     "run": run,
     "spawn": spawn,
     "reap": reap,

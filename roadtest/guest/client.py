@@ -65,6 +65,12 @@ class AgentClient:
         names: list[str] = self.call("listdir", path=str(path))
         return names
 
+    def walk(self, path: str) -> list[tuple[str, str, int]]:
+        """Every entry under `path` (links not followed), parents first: its path relative
+        to `path`, its kind (d, f, l or c) and its permission bits."""
+        found: list[list[Any]] = self.call("walk", path=str(path))
+        return [(str(name), str(kind), int(mode)) for name, kind, mode in found]
+
     def exists(self, path: str) -> bool:
         try:
             self.call("listdir", path=str(path))

@@ -33,21 +33,28 @@ class KernelVariant:
         return self is MAIN
 
     def build_variant(
-        self, root: Path, target: Target, extra: Sequence[Path] = ()
+        self,
+        root: Path,
+        target: Target,
+        extra: Sequence[Path] = (),
+        generated: Sequence[Path] = (),
     ) -> Variant | None:
         """What the cache builds for it on `target`: None for the main kernel without
-        `extra` (directories of a user's tests, whose *.config fragments come after ours)."""
-        if self.is_main and not extra:
+        `extra` (directories of a user's tests, whose *.config fragments come after ours).
+        `generated`: fragments made for this build (the sweep's drivers), merged last."""
+        if self.is_main and not extra and not generated:
             return None
         fragments = (
             *config_fragments(root, target, extra),
             *(root / f for f in self.fragments),
+            *generated,
         )
         return Variant(fragments, self.make_vars)
 
-    def ensure(self, root: Path, target: Target) -> Kernel:
+    def ensure(self, root: Path, target: Target, generated: Sequence[Path] = ()) -> Kernel:
         """This kernel for `target`, built if the cache has no current one."""
-        return ensure_kernel(root, variant=self.build_variant(root, target), target=target)
+        variant = self.build_variant(root, target, generated=generated)
+        return ensure_kernel(root, variant=variant, target=target)
 
 
 MAIN = KernelVariant("main", "the kernel of every run that asks for no variant")
@@ -76,7 +83,20 @@ SANITIZERS = KernelVariant(
     "after each unbind",
 )
 
-VARIANTS = {v.name: v for v in (MAIN, COVERAGE, SANITIZERS)}
+# The sanitizer kernel with every I2C driver the sweep can build as a module: the
+# drivers' fragment is made from the tree's inventory (roadtest/sweep/kernel.py) and
+# passed as `generated`. KCOV instruments the modules only (as COVERAGE's gcov does), so
+# that a sweep can tell which device answers reach new code in the driver.
+SWEEP = KernelVariant(
+    "sweep",
+    "the sanitizer kernel with every I2C driver `roadtest sweep` binds, as modules",
+    fragments=("kernel-patches/sanitizers.config", "kernel-patches/sweep.config"),
+    make_vars=("CFLAGS_MODULE=$(CFLAGS_KCOV)",),
+    boot_args=SANITIZERS.boot_args,
+    reports="each driver's findings, in the sweep's results database",
+)
+
+VARIANTS = {v.name: v for v in (MAIN, COVERAGE, SANITIZERS, SWEEP)}
 
 
 def get(name: str) -> KernelVariant:

@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from roadtest.arch import Target
 from roadtest.arch.um import UM
@@ -23,6 +23,11 @@ from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel.runner import Runner
 from roadtest.sweep import kconfig
 from roadtest.sweep.inventory import SUBSYSTEMS, Driver, scan, scanned_paths, with_module_aliases
+from roadtest.sweep.outcome import DriverResult
+from roadtest.sweep.results import parse_shard, shard
+
+if TYPE_CHECKING:
+    from roadtest.kernel import Kernel
 
 TARGETS: tuple[Target, ...] = (UM, X86_64)
 # Bump when what the inventory computes changes: older cache files are then recomputed.
@@ -38,12 +43,24 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     """Add the `sweep` verb to the `roadtest` command's subparsers."""
     sweep = sub.add_parser(
         "sweep",
-        help="every I2C driver of the kernel's device subsystems (for now: --list)",
-        description="The I2C drivers of drivers/{" + ",".join(SUBSYSTEMS) + "} in a kernel "
-        "tree: each .c file that defines a struct i2c_driver, its module, its Kconfig "
-        "symbol, and the machines kconfig lets it be built for ("
-        + ", ".join(t.name for t in TARGETS)
-        + "), or why not. Computed once per tree (a few olddefconfig runs), then cached.",
+        help="bind every I2C driver of the kernel's device subsystems against an invented "
+        "device, and report what broke",
+        description="Each I2C driver of drivers/{" + ",".join(SUBSYSTEMS) + "} (or those "
+        "named) is built into the sweep kernel (the sanitizer kernel with every driver as a "
+        "module), bound in a guest against a register file that no model describes (its "
+        "answers drawn by Hypothesis, favouring the constants its source compares with), "
+        "exercised through sysfs and its character devices, unbound and removed. A KASAN, "
+        "UBSAN or lockdep report, a WARN, BUG or oops, a hang, a sleep in atomic context, "
+        "a leak or a panic is a finding. Results go to a database as each driver finishes: "
+        "a killed sweep resumes where it stopped. `roadtest sweep merge OUT DB...` joins "
+        "the databases of shards.",
+    )
+    sweep.add_argument(
+        "drivers",
+        nargs="*",
+        metavar="DRIVER",
+        help="a subsystem (iio), a module (rtc-pcf8563) or a driver's source file or "
+        "directory (drivers/iio/light/ltr501.c); default: all of them",
     )
     sweep.add_argument(
         "--list",
@@ -57,19 +74,140 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         help="your kernel tree, read where it is (default: the source of the kernel "
         "`roadtest build` built)",
     )
+    sweep.add_argument(
+        "--results",
+        metavar="FILE",
+        help="the results database (default: one in the roadtest cache per tree and sweep "
+        "kernel build, so a rebuilt driver is swept again)",
+    )
+    sweep.add_argument(
+        "--again", action="store_true", help="sweep the drivers the database holds already too"
+    )
+    sweep.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="take the K-th of N shards of the drivers (by a hash of each source: stable "
+        "when drivers come and go), for a matrix of machines; join them with `sweep merge`",
+    )
+    sweep.add_argument(
+        "--examples",
+        type=int,
+        default=8,
+        metavar="N",
+        help="devices (register plans) a driver is bound against at most until its probe "
+        "gets past (default: 8)",
+    )
+    sweep.add_argument(
+        "-n",
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="guests at once, each a process with its share of the drivers (default: 1)",
+    )
+    sweep.add_argument("--html", metavar="FILE", help="also write the HTML report there")
+    sweep.add_argument(
+        "--kcidb", metavar="FILE", help="also write the results as KCIDB JSON (validated)"
+    )
+    sweep.add_argument(
+        "--reproduce",
+        metavar="FINDING",
+        help="run a finding's reproducer again (its id, as the summary shows it)",
+    )
     sweep.set_defaults(func=sweep_command)
 
 
 def sweep_command(args: argparse.Namespace) -> int:
-    if not args.list:
-        raise UsageError("sweep: only --list is there yet (roadtest sweep --list)")
-    tree, modules = _tree(args.tree)
-    drivers = load_inventory(tree, cache_dir=_cache_dir(), repo_root=repo_root(), progress=_say)
-    if modules is not None:
-        drivers = [_with_module(d, modules) for d in drivers]
-    for line in listing(drivers):
-        print(line)
+    if args.drivers[:1] == ["merge"]:
+        return _merge(args.drivers[1:])
+    if args.examples < 1 or args.workers < 1:
+        raise UsageError("sweep: --examples and --workers take a number of 1 or more")
+    if args.shard is not None:
+        parse_shard(args.shard)
+    if args.list:
+        tree, modules = _tree(args.tree)
+        drivers = load_inventory(tree, cache_dir=_cache_dir(), repo_root=repo_root(), progress=_say)
+        if modules is not None:
+            drivers = [_with_module(d, modules) for d in drivers]
+        for line in listing(drivers):
+            print(line)
+        return 0
+    return _sweep(args)
+
+
+def _merge(paths: Sequence[str]) -> int:
+    from roadtest.sweep.results import merge
+
+    if len(paths) < 2:
+        raise UsageError(
+            "sweep merge: OUT and at least one shard's database: sweep merge OUT DB..."
+        )
+    out, *sources = (Path(p) for p in paths)
+    for source in sources:
+        if not source.is_file():
+            raise UsageError(f"sweep merge: {source}: no such file")
+    count = merge(sources, out)
+    _say(f"sweep merge: {count} drivers from {len(sources)} databases in {out}")
     return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from roadtest.arch.um import UM
+    from roadtest.kernel.variants import MAIN, SWEEP
+    from roadtest.sweep import campaign, report
+    from roadtest.sweep.kernel import drivers_fragment
+    from roadtest.sweep.results import ResultsDB
+
+    root = repo_root()
+    cache = _cache_dir()
+    if args.tree is not None:
+        raise UsageError("sweep: --tree goes with --list only so far")
+    tree = MAIN.ensure(root, UM).source_dir.resolve()
+    drivers = load_inventory(tree, cache_dir=cache, repo_root=root, progress=_say)
+    selected = campaign.select(drivers, args.drivers)
+    fragment = drivers_fragment(tree, drivers, UM, root, cache, _say)
+    kernel = SWEEP.ensure(root, UM, generated=[fragment])
+    built = kernel.image.stat().st_mtime_ns
+    kernel_name = f"{kernel.release} ({kernel.image}, built {built})"
+    results = Path(args.results) if args.results else _results_file(cache, tree, kernel_name)
+    if args.reproduce is not None:
+        return _reproduce(args.reproduce, results, tree, kernel, drivers)
+    todo = (
+        selected
+        if args.again
+        else campaign.pending(selected, results, args.shard, tree=str(tree), kernel=kernel_name)
+    )
+    if args.again and args.shard:
+        todo = shard(todo, args.shard, key=lambda d: d.source)
+    _say(f"sweep: {len(todo)} of {len(selected)} drivers to sweep (results: {results})")
+    if todo:
+        job = campaign.Job(
+            kernel=kernel,
+            plans=tuple(campaign.plans_for(tree, todo)),
+            results=results,
+            tree=str(tree),
+            kernel_name=kernel_name,
+            workdir=cache / "sweep" / "runs" / str(os.getpid()),
+            examples=args.examples,
+            boot_args=SWEEP.boot_args,
+            cpu=0,
+        )
+        campaign.run(job, _say, args.workers)
+    with ResultsDB.open(results, tree=str(tree), kernel=kernel_name) as db:
+        sources = {d.source for d in selected}
+        found = [r for r in db.results() if r.source in sources]
+    for line in report.summary(found):
+        print(line)
+    if args.html:
+        report.write_html(found, Path(args.html), title=f"roadtest sweep of {tree}")
+    if args.kcidb:
+        _write_kcidb(found, Path(args.kcidb), tree, kernel)
+    return 1 if any(r.findings for r in found) else 0
+
+
+def _results_file(cache: Path, tree: Path, kernel_name: str) -> Path:
+    key = hashlib.sha256(f"{tree}\n{kernel_name}".encode()).hexdigest()[:16]
+    return cache / "sweep" / f"results-{key}.sqlite"
 
 
 def _say(message: str) -> None:
@@ -236,3 +374,66 @@ def _counted(drivers: Sequence[Driver], targets: Sequence[str]) -> list[str]:
     per_target = [sum(1 for d in drivers if d.builds.get(t)) for t in targets]
     neither = sum(1 for d in drivers if not any(d.builds.values()))
     return [str(len(drivers)), *map(str, per_target), str(neither)]
+
+
+def _reproduce(
+    finding: str, results: Path, tree: Path, kernel: Kernel, drivers: Sequence[Driver]
+) -> int:
+    """Run a finding's reproducer once more: exit 1 if the same signature comes back (the
+    bug is there), 0 if it does not (fixed, or it needs more than its plan)."""
+    from roadtest.kernel.variants import SWEEP
+    from roadtest.sweep import campaign
+    from roadtest.sweep.results import ResultsDB, finding_id
+    from roadtest.sweep.runner import Sweeper, plan_of
+
+    if not results.is_file():
+        raise UsageError(f"sweep --reproduce: no results database at {results}")
+    with ResultsDB.open(results, tree=str(tree), kernel="") as db:
+        recorded = {finding_id(r, i): f for r in db.results() for i, f in enumerate(r.findings)}
+    if finding not in recorded:
+        raise UsageError(f"sweep --reproduce: no finding {finding!r} in {results}")
+    wanted = recorded[finding]
+    if not wanted.reproducer:
+        raise RoadtestError(f"sweep --reproduce: finding {finding} has no reproducer saved")
+    source, register_plan = plan_of(wanted.reproducer)
+    driver = next((d for d in drivers if d.source == source), None)
+    if driver is None:
+        raise RoadtestError(f"sweep --reproduce: {source} is not in the tree's inventory now")
+    (one,) = campaign.plans_for(tree, [driver])
+    workdir = _cache_dir() / "sweep" / "runs" / str(os.getpid())
+    with Sweeper(kernel, workdir, [one], boot_args=SWEEP.boot_args) as sweeper:
+        found = sweeper.reproduce(one, register_plan)
+    again = [f for f in found if f.signature == wanted.signature]
+    for f in found:
+        print(f"{f.kind}: {f.title}\n  signature: {f.signature}")
+    if again:
+        _say(f"sweep --reproduce: {finding} reproduced: {wanted.signature}")
+        return 1
+    _say(f"sweep --reproduce: {finding} did not reproduce ({wanted.signature})")
+    return 0
+
+
+def _write_kcidb(results: Sequence[DriverResult], out: Path, tree: Path, kernel: Kernel) -> None:
+    from roadtest.sweep.kcidb import kcidb_report, validate
+
+    data = kcidb_report(
+        results,
+        origin="roadtest",
+        checkout_id=f"roadtest:{hashlib.sha256(str(tree).encode()).hexdigest()[:16]}",
+        build_id=f"roadtest:{hashlib.sha256(str(kernel.image).encode()).hexdigest()[:16]}",
+        tree=str(tree),
+        git_commit=None,
+        arch=kernel.target.name,
+        config_name="roadtest-sweep",
+    )
+    validate(data)
+    fd, temp = tempfile.mkstemp(
+        dir=out.parent if str(out.parent) else ".", prefix=out.name, suffix=".tmp"
+    )
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(temp, out)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -3,9 +3,10 @@ keeps and the reports read. Plain data, no behaviour beyond (de)serialising."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Mapping
+from typing import Any
 
 
 class Stage(StrEnum):

@@ -1,0 +1,155 @@
+"""A sweep from start to end: which drivers (the user's selection, a shard of it, less
+what the results database holds already), their devices and mined constants, the sweep
+kernel, the guests, and the results written as each driver finishes, with a progress
+line (done, findings, rate, time left)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from roadtest.errors import UsageError
+from roadtest.kernel import Kernel
+from roadtest.sweep.constants import mine
+from roadtest.sweep.devicetree import Bindings
+from roadtest.sweep.inventory import SUBSYSTEMS, Driver
+from roadtest.sweep.outcome import DriverResult
+from roadtest.sweep.results import ResultsDB, shard
+from roadtest.sweep.runner import Plan, Sweeper, plan
+
+
+def select(drivers: Sequence[Driver], wanted: Sequence[str]) -> list[Driver]:
+    """The drivers `wanted` names: a subsystem (iio), a module (rtc-pcf8563, or
+    rtc_pcf8563), a source file (drivers/iio/light/ltr501.c) or a directory of them
+    (drivers/iio/light); all of them when `wanted` is empty. UsageError for a name that
+    matches none."""
+    if not wanted:
+        return list(drivers)
+    chosen: dict[str, Driver] = {}
+    for name in wanted:
+        key = name.rstrip("/").removeprefix("./")
+        found = [
+            d
+            for d in drivers
+            if key in (d.subsystem, d.source)
+            or (d.module and key.replace("_", "-") == d.module.replace("_", "-"))
+            or d.source.startswith(key + "/")
+        ]
+        if not found:
+            raise UsageError(
+                f"sweep: {name!r} is not a subsystem ({', '.join(SUBSYSTEMS)}), a module or "
+                "a driver source of the inventory (roadtest sweep --list shows them)"
+            )
+        chosen.update((d.source, d) for d in found)
+    return [d for d in drivers if d.source in chosen]
+
+
+def plans_for(tree: Path, drivers: Sequence[Driver]) -> list[Plan]:
+    """Each driver's device and mined constants."""
+    bindings = Bindings.scan(tree)
+    return [plan(d, bindings, mine(tree, d.source)) for d in drivers]
+
+
+@dataclass
+class Progress:
+    """The progress line: done of total, findings, rate, time left."""
+
+    total: int
+    say: Callable[[str], None]
+    done: int = 0
+    findings: int = 0
+    started: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.started = time.monotonic()
+
+    def finished(self, result: DriverResult) -> None:
+        self.done += 1
+        self.findings += len(result.findings)
+        elapsed = time.monotonic() - self.started
+        rate = self.done / elapsed * 3600 if elapsed > 0 else 0.0
+        left = (self.total - self.done) * elapsed / self.done
+        mark = f" {len(result.findings)} finding(s)" if result.findings else ""
+        self.say(
+            f"sweep: {self.done}/{self.total} {result.module}: {result.stage}{mark} | "
+            f"{self.findings} findings, {rate:.0f} drivers/h, {_duration(left)} left"
+        )
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker process needs: the kernel, the plans, where to write."""
+
+    kernel: Kernel
+    plans: tuple[Plan, ...]
+    results: Path
+    tree: str
+    kernel_name: str
+    workdir: Path
+    examples: int
+    boot_args: tuple[str, ...]
+    cpu: int | None
+
+
+def run(job: Job, say: Callable[[str], None], workers: int = 1) -> None:
+    """Sweep the job's plans, `workers` guests at a time (each a process with a share of
+    the drivers), recording each driver as it finishes."""
+    if workers <= 1 or len(job.plans) < 2:
+        _work(job, say)
+        return
+    context = multiprocessing.get_context("spawn")  # no threads of ours forked
+    cpus = os.cpu_count() or 1
+    shares = [
+        replace(job, plans=job.plans[i::workers], cpu=i % cpus, workdir=job.workdir / f"w{i}")
+        for i in range(workers)
+    ]
+    processes = [context.Process(target=_worker, args=(share,)) for share in shares]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+
+
+def _worker(job: Job) -> None:
+    _work(job, lambda line: print(line, file=sys.stderr, flush=True))
+
+
+def _work(job: Job, say: Callable[[str], None]) -> None:
+    progress = Progress(len(job.plans), say)
+    with (
+        ResultsDB.open(job.results, tree=job.tree, kernel=job.kernel_name) as db,
+        Sweeper(
+            job.kernel,
+            job.workdir,
+            job.plans,
+            examples=job.examples,
+            boot_args=job.boot_args,
+            cpu=job.cpu,
+        ) as sweeper,
+    ):
+        for one in job.plans:
+            result = sweeper.sweep_one(one)
+            db.record(result)
+            progress.finished(result)
+
+
+def pending(
+    drivers: Sequence[Driver], results: Path, spec: str | None, *, tree: str, kernel: str
+) -> list[Driver]:
+    """The drivers of this shard that the results database does not hold yet."""
+    mine_ = shard(drivers, spec, key=lambda d: d.source) if spec else list(drivers)
+    with ResultsDB.open(results, tree=tree, kernel=kernel) as db:
+        done = db.done()
+    return [d for d in mine_ if d.source not in done]

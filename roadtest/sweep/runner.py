@@ -1,0 +1,433 @@
+"""Sweeping drivers in one reused guest: each driver's device instantiated, its module
+loaded, the device bound against register files drawn by Hypothesis until a probe gets
+past, what probe created exercised, then unbind, module removal and a leak scan.
+
+The guest boots with a devicetree that holds the devices of many drivers at once (the
+session packs them, as it packs a test run's), none bound: the kernel's autoprobe is off
+in roadtest guests, so a loaded module binds only the device it is told to
+(drivers_probe). A driver without an OF compatible gets its device from the I2C core's
+new_device file instead. The guest is replaced after a finding (the kernel is tainted and
+may be in any state) and when the next devices are in another devicetree.
+
+One driver, step by step (`Sweeper.sweep_one`):
+1. its module and the modules it needs are loaded (NOT_LOADED if not);
+2. examples: a register plan (device.plans: the mined constants favoured) behind the
+   device's address, bind; a probe that fails is tried with the next plan, up to
+   `examples` of them (PROBE_FAILED after all); the first that binds is exercised
+   (exercise.py), unbound;
+3. the module is removed, and kmemleak scanned once (after the last example: what the
+   driver leaked is unreferenced by then);
+4. the kernel's log since the driver began goes to the oracles; a finding, or a guest that
+   died or stopped answering, ends the guest.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, example, given, settings
+
+from roadtest.backend.i2c_model import ModelHandler
+from roadtest.errors import RoadtestError
+from roadtest.guest.protocol import ProtocolError
+from roadtest.kernel import Kernel
+from roadtest.machine.base import GuestError, TimeMode
+from roadtest.sweep import exercise, oracles
+from roadtest.sweep.constants import Mined
+from roadtest.sweep.device import RegisterFile, RegisterPlan, plans
+from roadtest.sweep.devicetree import Bindings, DeviceNode, NewDevice, devices
+from roadtest.sweep.inventory import Driver
+from roadtest.sweep.outcome import DriverResult, Finding, Stage
+from roadtest.testing import kmemleak
+from roadtest.testing.bus.i2c import I2C_ADDRESSES, I2CTestBus
+from roadtest.testing.devices import I2CDevice
+from roadtest.testing.modules import ModuleError, ModuleIndex
+from roadtest.testing.session import RoadtestSession
+
+log = logging.getLogger("roadtest.sweep")
+
+# Runs of a driver's examples a shrink may add, beyond its `examples`: each run of a plan
+# that still fails costs a guest's boot.
+SHRINK_RUNS = 12
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One driver and the device the sweep instantiates for it."""
+
+    driver: Driver
+    device: DeviceNode | NewDevice | None
+    mined: Mined
+
+    @property
+    def how(self) -> str:
+        """Where the device comes from: a binding's example, a sibling chip's, the
+        compatible alone, or new_device."""
+        if isinstance(self.device, NewDevice):
+            return "new_device"
+        if isinstance(self.device, DeviceNode):
+            if self.device.example:
+                return "sibling"
+            return "example" if self.device.binding else "compatible"
+        return ""
+
+    @property
+    def match(self) -> str:
+        if isinstance(self.device, NewDevice):
+            return self.device.name
+        return self.device.compatible if self.device is not None else ""
+
+
+def plan(driver: Driver, bindings: Bindings, mined: Mined) -> Plan:
+    """The driver's first device: its first compatible's node, or its first i2c_device_id."""
+    found = devices(driver, bindings)
+    return Plan(driver, found[0] if found else None, mined)
+
+
+class _Found(Exception):
+    """A finding, raised out of an example so that Hypothesis shrinks its plan."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__(findings[0].signature)
+        self.findings = findings
+
+
+@dataclass
+class _Progress:
+    stage: Stage = Stage.PROBE_FAILED
+    detail: str = ""
+    examples: int = 0
+    read: int = 0
+    written: int = 0
+    findings: tuple[Finding, ...] = ()
+    failing: RegisterPlan | None = None  # the plan of the findings, shrunk
+
+
+def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
+    if not isinstance(plan.device, DeviceNode):
+        return None
+    return I2CDevice(
+        compatible=plan.device.compatible,
+        model=RegisterFile,
+        dts=plan.device.dts,
+        origin=plan.driver.source,
+    )
+
+
+class Sweeper:
+    """A session of guests on the sweep kernel, and the drivers swept in it."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        workdir: Path,
+        plans_: Sequence[Plan],
+        *,
+        examples: int = 8,
+        boot_args: Sequence[str] = (),
+        cpu: int | None = 0,
+        progress: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        self.kernel = kernel
+        self.examples = examples
+        self.progress = progress
+        self.devices = {p.driver.source: d for p in plans_ if (d := _device_of(p)) is not None}
+        self.session = RoadtestSession(
+            kernel,
+            [],
+            workdir,
+            cpu=cpu,
+            time=TimeMode.SIM,
+            groups=[[d] for d in self.devices.values()],
+            boot_args=list(boot_args),
+        )
+        self.modules = ModuleIndex(kernel.modules_dir)
+
+    def __enter__(self) -> Sweeper:
+        self.session.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.session.stop()
+
+    # --- one driver ---------------------------------------------------------------------
+
+    def sweep_one(self, plan: Plan) -> DriverResult:
+        started = time.monotonic()
+        driver = plan.driver
+
+        def result(stage: Stage, detail: str = "", **more: object) -> DriverResult:
+            return DriverResult(
+                module=driver.module or driver.source,
+                subsystem=driver.subsystem,
+                source=driver.source,
+                machine=self.kernel.target.name if stage != Stage.NOT_BUILT else "",
+                device=plan.how,
+                match=plan.match,
+                stage=stage,
+                detail=detail,
+                seconds=round(time.monotonic() - started, 3),
+                **more,  # type: ignore[arg-type]
+            )
+
+        name = driver.module.replace("-", "_")
+        if not driver.module or name not in self.modules.by_name:
+            return result(Stage.NOT_BUILT, "the sweep kernel has no module for it")
+        if plan.device is None:
+            return result(Stage.NO_DEVICE, "no OF compatible and no i2c_device_id name")
+        module = self.modules.by_name[name]
+        try:
+            self._load(module.name)
+        except (ModuleError, OSError) as err:
+            return result(Stage.NOT_LOADED, str(err))
+        guest = self.session.ensure_guest()
+        assert guest.console is not None
+        mark = guest.console.mark()
+        progress = self._examples(plan, module.name)
+        progress.findings += tuple(self._remove(module.name, mark))
+        return result(
+            progress.stage,
+            progress.detail,
+            examples=progress.examples,
+            attributes_read=progress.read,
+            attributes_written=progress.written,
+            findings=tuple(oracles.distinct(progress.findings)),
+        )
+
+    def _examples(self, plan: Plan, module: str) -> _Progress:
+        """Bind the device against register plans until one gets past probe (exercised
+        then), `examples` of them at most. An example with a finding is shrunk: Hypothesis
+        looks for the smallest plan with the same finding, within SHRINK_RUNS runs."""
+        done = _Progress()
+        mined = plan.mined
+        strategy = plans(values=mined.values, registers=mined.registers, pairs=mined.pairs)
+        failing: dict[RegisterPlan, list[Finding]] = {}
+        runs = 0
+
+        @settings(
+            max_examples=self.examples,
+            database=None,
+            derandomize=True,
+            deadline=None,
+            phases=(Phase.explicit, Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+        )
+        @example(_first_plan(mined))
+        @given(strategy)
+        def one(register_plan: RegisterPlan) -> None:
+            nonlocal runs
+            if register_plan in failing:
+                done.failing = register_plan
+                raise _Found(failing[register_plan])  # Hypothesis replays its last one
+            if not failing and done.stage == Stage.EXERCISED:
+                return  # past probe and exercised: the rest of the budget is not needed
+            if failing and runs >= self.examples + SHRINK_RUNS:
+                return  # the shrink's budget is spent: what is smaller counts as passing
+            runs += 1
+            found = self._example(plan, module, register_plan, done)
+            if found:
+                failing[register_plan] = found
+                done.failing = register_plan
+                raise _Found(found)
+
+        try:
+            one()
+        except _Found as found:
+            assert done.failing is not None
+            again = reproducer(plan, done.failing)
+            done.findings = tuple(replace(f, reproducer=again) for f in found.findings)
+        done.examples = runs
+        return done
+
+    def _example(
+        self, plan: Plan, module: str, register_plan: RegisterPlan, done: _Progress
+    ) -> list[Finding]:
+        """One device answering by `register_plan`: bind; if bound, exercise it (the first
+        time), unbind, rebind and unbind again. The findings of the kernel's log since; a
+        finding ends the guest."""
+        session = self.session
+        guest = session.ensure_guest()
+        assert guest.console is not None
+        mark = guest.console.mark()
+        modules = {module}
+        try:
+            self._load(module)
+            bound = self._bind(plan, register_plan)
+            if bound is None:
+                done.detail = self._probe_error(mark) or done.detail
+            else:
+                first = done.stage not in (Stage.BOUND, Stage.EXERCISED)
+                done.stage = Stage.BOUND if first else done.stage
+                if first:
+                    used = exercise.exercise(guest.agent, bound)
+                    done.read, done.written = used.read, used.written
+                self._unbind(bound)
+                session.agent.write_file("/sys/bus/i2c/drivers_probe", bound.rpartition("/")[2])
+                self._unbind(bound)
+                done.stage = Stage.EXERCISED
+            self._detach()
+            lines = self._lines(mark)
+        except (ProtocolError, GuestError, TimeoutError) as err:
+            return self._died(err, mark, modules)
+        found = oracles.findings(lines, modules)
+        if found:
+            session.boot()  # a tainted kernel: the next example gets a clean one
+        return found
+
+    def _remove(self, module: str, mark: int) -> list[Finding]:
+        """Remove the driver's module and ask kmemleak, once per driver: what the driver
+        leaked is unreferenced once its devices and module are gone."""
+        session = self.session
+        guest = session.machine
+        if guest is None or not guest.alive:
+            return []
+        modules = {module}
+        try:
+            if guest.agent.exists(f"/sys/module/{module}"):
+                try:
+                    guest.agent.remove_module(module)
+                except OSError as err:
+                    log.info("%s stays loaded: %s", module, err)
+            leaks = kmemleak.scan(guest.agent, session.sleep)
+            lines = self._lines(mark)
+        except (ProtocolError, GuestError, TimeoutError) as err:
+            return self._died(err, mark, modules)
+        found = [*oracles.findings(lines, modules), *oracles.leak_findings(leaks, modules)]
+        if found:
+            session.boot()
+        return found
+
+    def _died(self, err: Exception, mark: int, modules: set[str]) -> list[Finding]:
+        """The guest stopped answering or died: what it printed, and a new guest."""
+        self._detach()
+        guest = self.session.machine
+        lines = guest.console.kernel_lines_since(mark) if guest and guest.console else []
+        death = oracles.guest_died(str(err) or type(err).__name__, lines, modules)
+        self.session.boot()
+        return oracles.distinct([*oracles.findings(lines, modules), death])
+
+    def reproduce(self, plan: Plan, register_plan: RegisterPlan) -> list[Finding]:
+        """The findings of one example with `register_plan`, its module's removal and leak
+        scan included: a finding's reproducer run again."""
+        module = plan.driver.module.replace("-", "_")
+        self._load(module)
+        guest = self.session.ensure_guest()
+        assert guest.console is not None
+        mark = guest.console.mark()
+        found = self._example(plan, module, register_plan, _Progress())
+        return oracles.distinct([*found, *self._remove(module, mark)])
+
+    # --- the steps ----------------------------------------------------------------------
+
+    def _load(self, module: str) -> None:
+        agent = self.session.agent
+        if not agent.exists(f"/sys/module/{module}"):
+            mod = self.modules.by_name[module]
+            for needed in self.modules.load_order(mod):
+                if not agent.exists(f"/sys/module/{needed.name}"):
+                    agent.load_module(str(needed.path))
+
+    def _bind(self, plan: Plan, register_plan: RegisterPlan) -> str | None:
+        """Put the device behind its address and bind it; its sysfs directory if a driver
+        bound, else None."""
+        session = self.session
+        model = RegisterFile(register_plan)
+        agent = session.agent
+        device = self.devices.get(plan.driver.source)
+        if device is not None:
+            bound = session.attach(device, model)
+            agent.write_file("/sys/bus/i2c/drivers_probe", bound.name)
+            path = str(bound.path)
+        else:
+            assert isinstance(plan.device, NewDevice)
+            i2c = session.buses["i2c"]
+            assert isinstance(i2c, I2CTestBus)
+            addr = self._free_address()
+            i2c.attach(session.backend, addr, (ModelHandler(model), None))
+            adapter = f"/sys/bus/i2c/devices/i2c-{i2c.adapter}"
+            agent.write_file(f"{adapter}/new_device", plan.device.line(addr))
+            name = i2c.sysfs_name(addr, "")
+            agent.write_file("/sys/bus/i2c/drivers_probe", name)
+            path = f"/sys/bus/i2c/devices/{name}"
+            self._new_device = (adapter, addr)
+        return path if agent.exists(f"{path}/driver") else None
+
+    _new_device: tuple[str, int] | None = None
+
+    def _unbind(self, path: str) -> None:
+        agent = self.session.agent
+        if agent.exists(f"{path}/driver"):
+            agent.write_file(f"{path}/driver/unbind", path.rpartition("/")[2])
+
+    def _detach(self) -> None:
+        """Take the device off the bus (and out of the guest, for a new_device one)."""
+        session = self.session
+        for bound in list(session.active):
+            bound.bound = False  # unbound already, or its guest is gone
+            session.detach(bound)
+        if self._new_device is not None:
+            adapter, addr = self._new_device
+            self._new_device = None
+            i2c = session.buses["i2c"]
+            assert isinstance(i2c, I2CTestBus)
+            i2c.detach(session.backend, addr)
+            guest = session.machine
+            if guest is not None and guest.alive:
+                try:
+                    guest.agent.write_file(f"{adapter}/delete_device", f"{addr:#04x}")
+                except OSError:
+                    pass  # not there: its instantiation failed
+
+    def _free_address(self) -> int:
+        taken = {p.addr for p in self.session.layout.placements.values() if p.addr is not None}
+        for addr in reversed(I2C_ADDRESSES):
+            if addr not in taken:
+                return addr
+        raise RoadtestError("sweep: no free I2C address for a new_device instantiation")
+
+    def _lines(self, mark: int) -> list[str]:
+        guest = self.session.ensure_guest()
+        self._flushes += 1
+        guest.flush_console(f"roadtest: sweep {self._flushes}", mark, timeout=10.0)
+        assert guest.console is not None
+        return guest.console.kernel_lines_since(mark)
+
+    _flushes = 0
+
+    def _probe_error(self, mark: int) -> str:
+        """The kernel's line on why the probe failed, if it printed one."""
+        for line in reversed(self._lines(mark)):
+            if "probe" in line and ("failed" in line or "error" in line):
+                return line.partition("] ")[2].strip()
+        return ""
+
+
+def _first_plan(mined: Mined) -> RegisterPlan:
+    """The explicit first example: every (register, value) pair the source compares a read
+    with, answered as it wants; the others 0."""
+    return RegisterPlan(tuple(dict(mined.pairs[:16]).items()))
+
+
+def reproducer(plan: Plan, register_plan: RegisterPlan) -> str:
+    """What `roadtest sweep --reproduce` needs to run a finding again: the driver, its
+    device, and the register plan the device answered by."""
+    return json.dumps(
+        {"source": plan.driver.source, "match": plan.match, "plan": asdict(register_plan)},
+        sort_keys=True,
+    )
+
+
+def plan_of(reproducer_text: str) -> tuple[str, RegisterPlan]:
+    """The driver's source and the register plan of a reproducer."""
+    data = json.loads(reproducer_text)
+    saved = data["plan"]
+    registers = tuple((int(a), int(v)) for a, v in saved["registers"])
+    return str(data["source"]), RegisterPlan(
+        registers, int(saved["default"]), int(saved["block_length"])
+    )
