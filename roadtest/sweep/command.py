@@ -153,6 +153,8 @@ def _merge(paths: Sequence[str]) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     from roadtest.arch.um import UM
+    from roadtest.kernel.build import tree_kernel
+    from roadtest.kernel.tree import open_tree
     from roadtest.kernel.variants import MAIN, SWEEP
     from roadtest.sweep import campaign, report
     from roadtest.sweep.kernel import drivers_fragment
@@ -160,13 +162,16 @@ def _sweep(args: argparse.Namespace) -> int:
 
     root = repo_root()
     cache = _cache_dir()
-    if args.tree is not None:
-        raise UsageError("sweep: --tree goes with --list only so far")
-    tree = MAIN.ensure(root, UM).source_dir.resolve()
+    user = open_tree(Path(args.tree), UM) if args.tree is not None else None
+    tree = user.path if user is not None else MAIN.ensure(root, UM).source_dir.resolve()
     drivers = load_inventory(tree, cache_dir=cache, repo_root=root, progress=_say)
     selected = campaign.select(drivers, args.drivers)
     fragment = drivers_fragment(tree, drivers, UM, root, cache, _say)
-    kernel = SWEEP.ensure(root, UM, generated=[fragment])
+    if user is None:
+        kernel = SWEEP.ensure(root, UM, generated=[fragment])
+    else:
+        variant = SWEEP.build_variant(root, UM, generated=[fragment])
+        kernel = tree_kernel(root, user, variant=variant, target=UM)
     built = kernel.image.stat().st_mtime_ns
     kernel_name = f"{kernel.release} ({kernel.image}, built {built})"
     results = Path(args.results) if args.results else _results_file(cache, tree, kernel_name)

@@ -109,12 +109,23 @@ class _Progress:
 
 
 def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
-    if not isinstance(plan.device, DeviceNode):
+    """The devicetree device of a plan (None for a new_device one). An interrupt the
+    example had, dropped with the other board's controller, is wired to a virtio-gpio line
+    (`irq`), level-low as an open-drain INT pin is; the sweep fires it."""
+    node = plan.device
+    if not isinstance(node, DeviceNode):
         return None
+    dts = node.dts
+    gpios: tuple[str, ...] = ()
+    if any(d.kind == "interrupt" and d.node == "" for d in node.dropped):
+        end = dts.rindex("};")
+        wired = "    interrupt-parent = <&gpio>;\n    interrupts = <$irq$ IRQ_TYPE_LEVEL_LOW>;\n"
+        dts, gpios = dts[:end] + wired + dts[end:], ("irq",)
     return I2CDevice(
-        compatible=plan.device.compatible,
+        compatible=node.compatible,
         model=RegisterFile,
-        dts=plan.device.dts,
+        dts=dts,
+        gpios=gpios,
         origin=plan.driver.source,
     )
 
@@ -267,6 +278,7 @@ class Sweeper:
                 if first:
                     used = exercise.exercise(guest.agent, bound)
                     done.read, done.written = used.read, used.written
+                    self._fire_interrupts()
                 self._unbind(bound)
                 session.agent.write_file("/sys/bus/i2c/drivers_probe", bound.rpartition("/")[2])
                 self._unbind(bound)
@@ -342,6 +354,8 @@ class Sweeper:
         device = self.devices.get(plan.driver.source)
         if device is not None:
             bound = session.attach(device, model)
+            for line in bound.lines.values():
+                line.set(True)  # released: an open-drain INT pin idles high
             agent.write_file("/sys/bus/i2c/drivers_probe", bound.name)
             path = str(bound.path)
         else:
@@ -359,6 +373,18 @@ class Sweeper:
         return path if agent.exists(f"{path}/driver") else None
 
     _new_device: tuple[str, int] | None = None
+
+    def _fire_interrupts(self, times: int = 3) -> None:
+        """Pulse each interrupt line of the bound device (asserted low, then released), and
+        let the guest's handlers run."""
+        for bound in self.session.active:
+            for line in bound.lines.values():
+                for _ in range(times):
+                    line.set(False)
+                    self.session.sleep(0.01)
+                    line.set(True)
+        if any(b.lines for b in self.session.active):
+            self.session.sleep(0.01)
 
     def _unbind(self, path: str) -> None:
         agent = self.session.agent
