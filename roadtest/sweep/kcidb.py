@@ -57,6 +57,10 @@ def test_path(result: DriverResult) -> str:
     return ".".join(re.sub(r"[^A-Za-z0-9_-]", "_", p) or "_" for p in parts)
 
 
+def _prefixed(origin: str, object_id: str) -> str:
+    return object_id if object_id.startswith(f"{origin}:") else f"{origin}:{object_id}"
+
+
 def issue_id(origin: str, signature: str) -> str:
     """A finding's issue: the same bug found by another sweep, of another tree, is the same
     issue."""
@@ -74,11 +78,11 @@ def kcidb_report(
     arch: str,
     config_name: str,
 ) -> dict[str, Any]:
-    """The sweep's KCIDB data. `checkout_id` and `build_id` are the ids after the origin's
-    "origin:" prefix (added here); `git_commit` is the checked out commit's full hash, if
-    the tree is a git checkout."""
+    """The sweep's KCIDB data. `checkout_id` and `build_id` are given with their origin's
+    "origin:" prefix or without (then it is added); `git_commit` is the checked out
+    commit's full hash, if the tree is a git checkout."""
     checkout = {
-        "id": f"{origin}:{checkout_id}",
+        "id": _prefixed(origin, checkout_id),
         "origin": origin,
         "tree_name": tree,
         "valid": True,
@@ -86,7 +90,7 @@ def kcidb_report(
     if git_commit is not None:
         checkout["git_commit_hash"] = git_commit
     build = {
-        "id": f"{origin}:{build_id}",
+        "id": _prefixed(origin, build_id),
         "checkout_id": checkout["id"],
         "origin": origin,
         "architecture": arch,

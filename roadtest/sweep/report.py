@@ -207,7 +207,7 @@ def _summary_table(groups: dict[str, list[DriverResult]], results: Sequence[Driv
 
 
 def _reproduce(result: DriverResult, index: int) -> str:
-    finding = result.findings[index - 1]
+    finding = result.findings[index]
     if not finding.reproducer:
         return "<em>no reproducer yet</em>"
     command = f"roadtest sweep --reproduce {finding_id(result, index)}"
@@ -241,7 +241,7 @@ def _driver_rows(groups: dict[str, list[DriverResult]]) -> list[str]:
             findings = "<br>".join(
                 f'<a href="#{_anchor(r, i)}">{escape(f.kind.value)}: {escape(f.signature)}</a>'
                 f"<br>{_reproduce(r, i)}"
-                for i, f in enumerate(r.findings, 1)
+                for i, f in enumerate(r.findings)
             )
             cells = (
                 f'<td title="{escape(r.source)}">{escape(r.module)}</td>',
@@ -263,7 +263,7 @@ def _findings(groups: dict[str, list[DriverResult]]) -> list[str]:
     out = []
     for results in groups.values():
         for r in results:
-            for i, f in enumerate(r.findings, 1):
+            for i, f in enumerate(r.findings):
                 out += [
                     f'<h3 id="{_anchor(r, i)}">{escape(f.signature)}</h3>',
                     f"<p>{escape(r.module)} ({escape(r.source)}), {escape(f.kind.value)}: "

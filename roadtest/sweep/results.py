@@ -63,9 +63,10 @@ _STAGES = tuple(Stage)
 
 
 def finding_id(result: DriverResult, index: int) -> str:
-    """The name of a driver's `index`th finding (from 1) that `roadtest sweep --reproduce`
-    takes: its source and the number, unique in a sweep and readable in a shell."""
-    return f"{result.source}:{index}"
+    """The name `roadtest sweep --reproduce` takes for `result.findings[index]`: its
+    driver's source and its number counted from 1 (drivers/rtc/rtc-pcf8563.c:1), unique in
+    a sweep and readable in a shell."""
+    return f"{result.source}:{index + 1}"
 
 
 class ResultsDB:
@@ -80,9 +81,9 @@ class ResultsDB:
 
     @classmethod
     def open(cls, path: Path, *, tree: str, kernel: str) -> ResultsDB:
-        """Create the file, or open it to resume. A file made for another kernel tree or
-        another kernel (their descriptions, as given) is refused: its results would be
-        mixed with this run's."""
+        """Create the file, or open it to resume. A file made for another kernel tree is
+        refused: its results would be mixed with this run's. The kernel's description is
+        the one the file was made with (a kernel rebuilt from the same tree resumes it)."""
         conn = _connect(path)
         try:
             with _transaction(conn):
@@ -97,16 +98,15 @@ class ResultsDB:
                     )
                     meta = _meta(conn)
             _check_schema(path, meta)
-            if (meta.get("tree"), meta.get("kernel")) != (tree, kernel):
+            if meta["tree"] != tree:
                 raise RoadtestError(
-                    f"{path} holds the results of tree {meta.get('tree')!r} with kernel "
-                    f"{meta.get('kernel')!r}, not of tree {tree!r} with kernel {kernel!r}: "
+                    f"{path} holds the results of tree {meta['tree']!r}, not of {tree!r}: "
                     "give another results file, or remove this one to start over"
                 )
         except BaseException:
             conn.close()
             raise
-        return cls(path, conn, tree, kernel)
+        return cls(path, conn, meta["tree"], meta["kernel"])
 
     @classmethod
     def existing(cls, path: Path) -> ResultsDB:
@@ -309,11 +309,12 @@ def _shard_of(key: str, n: int) -> int:
 
 def merge(sources: Sequence[Path], out: Path) -> int:
     """Join shards' results files into `out` (replaced if it exists; it may be one of the
-    sources) and return how many drivers it holds. The sources must be of one tree and one
-    kernel. A driver in several sources is kept from the one with more distinct findings
-    (a finding is what a sweep is for: one is never dropped), then with more progress (a
-    later stage), then more examples; on a tie, from the first source given. `out` is
-    written under a temporary name beside it and renamed: it is never half-written."""
+    sources) and return how many drivers it holds. The sources must be of one tree; `out`
+    says the first one's kernel. A driver in several sources is kept from the one with
+    more distinct findings (a finding is what a sweep is for: one is never dropped), then
+    with more progress (a later stage), then more examples; on a tie, from the first
+    source given. `out` is written under a temporary name beside it and renamed: it is
+    never half-written."""
     if not sources:
         raise UsageError("merge: no results files to merge")
     best: dict[str, DriverResult] = {}
@@ -323,10 +324,10 @@ def merge(sources: Sequence[Path], out: Path) -> int:
         with ResultsDB.existing(path) as db:
             if path is first:
                 tree, kernel = db.tree, db.kernel
-            elif (db.tree, db.kernel) != (tree, kernel):
+            elif db.tree != tree:
                 raise RoadtestError(
-                    f"cannot merge {path} (tree {db.tree!r}, kernel {db.kernel!r}) with "
-                    f"{first} (tree {tree!r}, kernel {kernel!r}): not the same sweep"
+                    f"cannot merge {path} (tree {db.tree!r}) with {first} (tree {tree!r}): "
+                    "not the same sweep"
                 )
             for result in db.results():
                 kept = best.get(result.source)

@@ -224,11 +224,11 @@ def test_kcidb_validates_and_maps_stages_to_statuses() -> None:
     )
 
 
-def test_kcidb_without_a_commit_validates() -> None:
+def test_kcidb_without_a_commit_validates_and_ids_take_one_prefix() -> None:
     data = kcidb_report(
         RESULTS,
         origin="roadtest",
-        checkout_id="c",
+        checkout_id="roadtest:c",
         build_id="b",
         tree="mine",
         git_commit=None,
@@ -237,6 +237,9 @@ def test_kcidb_without_a_commit_validates() -> None:
     )
     validate(data)
     assert "git_commit_hash" not in data["checkouts"][0]
+    assert data["checkouts"][0]["id"] == "roadtest:c"
+    build = data["builds"][0]
+    assert (build["id"], build["checkout_id"]) == ("roadtest:b", "roadtest:c")
 
 
 @pytest.mark.parametrize(
