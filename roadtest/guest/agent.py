@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import select
+import sys
 
 from roadtest.guest import abi
 from roadtest.guest.protocol import Channel, ProtocolError
@@ -140,6 +141,50 @@ def walk(path: str) -> list[list[Any]]:
             if kind == "d":
                 pending.append(name)
     return found
+
+
+# include/uapi/linux/kcov.h: _IOR('c', 1, unsigned long), _IO('c', 100), _IO('c', 101).
+_KCOV_INIT_TRACE = 0x80086301
+_KCOV_ENABLE = 0x6364
+_KCOV_DISABLE = 0x6365
+_kcov: list[Any] = []  # [fd, mapping] while kcov_start()ed
+
+
+def kcov_start(mode: int, words: int) -> None:
+    """Collect KCOV for the agent's own task (what its next ops make the kernel do, in the
+    code built with coverage): `mode` 0 for the PCs reached, 1 for the comparisons and
+    their operands; room for `words` 64-bit words (Documentation/dev-tools/kcov.rst)."""
+    import mmap
+
+    kcov_stop()
+    fd = os.open("/sys/kernel/debug/kcov", os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, _KCOV_INIT_TRACE, words)
+        area = mmap.mmap(fd, words * 8, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        fcntl.ioctl(fd, _KCOV_ENABLE, mode)
+    except OSError:
+        os.close(fd)
+        raise
+    area[0:8] = bytes(8)
+    _kcov[:] = [fd, area, mode]
+
+
+def kcov_stop() -> bytes:
+    """What KCOV collected since kcov_start(), as the kernel wrote it (native 64-bit
+    words: the count, then the records), and stop collecting; b"" if it was not on."""
+    if not _kcov:
+        return b""
+    fd, area, mode = _kcov
+    _kcov.clear()
+    try:
+        fcntl.ioctl(fd, _KCOV_DISABLE, 0)
+        count = int.from_bytes(area[0:8], sys.byteorder)
+        per_record = 4 if mode == 1 else 1  # a comparison's record: type, operands, PC
+        words = min(count * per_record + 1, len(area) // 8)
+        return bytes(area[0 : words * 8])
+    finally:
+        area.close()
+        os.close(fd)
 
 
 def load_module(path: str, params: str = "") -> None:
@@ -298,6 +343,8 @@ OPS: dict[str, Callable[..., Any]] = {
     "load_module": load_module,
     "remove_module": remove_module,
     "walk": walk,
+    "kcov_start": kcov_start,
+    "kcov_stop": kcov_stop,
     "run": run,
     "spawn": spawn,
     "reap": reap,

@@ -71,6 +71,15 @@ class AgentClient:
         found: list[list[Any]] = self.call("walk", path=str(path))
         return [(str(name), str(kind), int(mode)) for name, kind, mode in found]
 
+    def kcov_start(self, mode: int, words: int) -> None:
+        """KCOV for the agent's task from now (agent.kcov_start): mode 0 PCs, 1 comparisons."""
+        self.call("kcov_start", mode=mode, words=words)
+
+    def kcov_stop(self) -> bytes:
+        """What KCOV collected since kcov_start, raw (agent.kcov_stop)."""
+        data: bytes = self.call("kcov_stop")
+        return data
+
     def exists(self, path: str) -> bool:
         try:
             self.call("listdir", path=str(path))

@@ -99,6 +99,8 @@ class Job:
     kernel_name: str
     workdir: Path
     examples: int
+    mined: bool  # plans favour the constants mined from the driver's source
+    feedback: bool  # KCOV's comparisons teach the next plan
     boot_args: tuple[str, ...]
     cpu: int | None
 
@@ -135,6 +137,8 @@ def _work(job: Job, say: Callable[[str], None]) -> None:
             job.workdir,
             job.plans,
             examples=job.examples,
+            mined=job.mined,
+            feedback=job.feedback,
             boot_args=job.boot_args,
             cpu=job.cpu,
         ) as sweeper,

@@ -98,6 +98,17 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         "gets past (default: 8)",
     )
     sweep.add_argument(
+        "--no-mined",
+        action="store_true",
+        help="draw register plans without the constants mined from the driver's source "
+        "(the baseline that the probe rate figures compare against)",
+    )
+    sweep.add_argument(
+        "--no-feedback",
+        action="store_true",
+        help="no KCOV feedback: the comparisons a probe makes do not shape the next device",
+    )
+    sweep.add_argument(
         "-n",
         "--workers",
         type=int,
@@ -194,6 +205,8 @@ def _sweep(args: argparse.Namespace) -> int:
             kernel_name=kernel_name,
             workdir=cache / "sweep" / "runs" / str(os.getpid()),
             examples=args.examples,
+            mined=not args.no_mined,
+            feedback=not args.no_feedback,
             boot_args=SWEEP.boot_args,
             cpu=0,
         )

@@ -155,12 +155,14 @@ class RegisterFile(SMBusModel):
         self._address_mask = (1 << address_bits) - 1
         self._planned = dict(self.plan.registers)
         self.written: dict[int, int] = {}  # what the driver wrote, by address
+        self.reads: list[tuple[int, int]] = []  # (address, value) the driver read, in order
         self._block_lengths: dict[int, int] = {}
         self._command: int | None = None  # a block command just sent, in this transfer
 
     def reset(self) -> None:
         """Power-on: nothing written, the pointer at 0, an empty write log."""
         self.written.clear()
+        self.reads.clear()
         self._block_lengths.clear()
         self.reg_addr = 0
         self._command = None
@@ -234,6 +236,8 @@ class RegisterFile(SMBusModel):
         width = self.regbytes
         out = bytearray()
         while len(out) < length:
-            out += self.reg_read(self.reg_addr).to_bytes(width, self.byteorder)
+            value = self.reg_read(self.reg_addr)
+            self.reads.append((self.reg_addr, value))
+            out += value.to_bytes(width, self.byteorder)
             self.reg_addr = (self.reg_addr + 1) & self._address_mask
         return bytes(out[:length])

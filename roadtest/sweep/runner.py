@@ -37,7 +37,7 @@ from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine.base import GuestError, TimeMode
-from roadtest.sweep import exercise, oracles
+from roadtest.sweep import exercise, feedback, oracles
 from roadtest.sweep.constants import Mined
 from roadtest.sweep.device import RegisterFile, RegisterPlan, plans
 from roadtest.sweep.devicetree import Bindings, DeviceNode, NewDevice, devices
@@ -54,6 +54,8 @@ log = logging.getLogger("roadtest.sweep")
 # Runs of a driver's examples a shrink may add, beyond its `examples`: each run of a plan
 # that still fails costs a guest's boot.
 SHRINK_RUNS = 12
+# Probes the feedback loop may take (label, learn, label, learn, ...) before Hypothesis.
+LEARN_STEPS = 6
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,9 @@ class _Progress:
     written: int = 0
     findings: tuple[Finding, ...] = ()
     failing: RegisterPlan | None = None  # the plan of the findings, shrunk
+    reads: tuple[tuple[int, int], ...] = ()  # what the last probe read: (register, value)
+    comparisons: list[feedback.Comparison] | None = None  # its comparisons (KCOV)
+    coverage: int = 0  # the most comparison sites a probe reached
 
 
 def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
@@ -140,12 +145,17 @@ class Sweeper:
         plans_: Sequence[Plan],
         *,
         examples: int = 8,
+        mined: bool = True,
+        feedback: bool = True,
         boot_args: Sequence[str] = (),
         cpu: int | None = 0,
         progress: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.kernel = kernel
         self.examples = examples
+        self.use_mined = mined  # the constants of the driver's source favoured in plans
+        self.feedback = feedback  # KCOV's comparisons teach the next plan (feedback.py)
+        self._kcov: bool | None = None  # whether the guest kernel has KCOV (asked once)
         self.progress = progress
         self.devices = {p.driver.source: d for p in plans_ if (d := _device_of(p)) is not None}
         self.session = RoadtestSession(
@@ -205,6 +215,7 @@ class Sweeper:
             progress.stage,
             progress.detail,
             examples=progress.examples,
+            coverage=progress.coverage,
             attributes_read=progress.read,
             attributes_written=progress.written,
             findings=tuple(oracles.distinct(progress.findings)),
@@ -215,10 +226,14 @@ class Sweeper:
         then), `examples` of them at most. An example with a finding is shrunk: Hypothesis
         looks for the smallest plan with the same finding, within SHRINK_RUNS runs."""
         done = _Progress()
-        mined = plan.mined
+        mined = plan.mined if self.use_mined else Mined()
         strategy = plans(values=mined.values, registers=mined.registers, pairs=mined.pairs)
         failing: dict[RegisterPlan, list[Finding]] = {}
         runs = 0
+        first = self._learn(plan, module, _first_plan(mined), done)
+        runs = done.examples
+        if done.failing is not None:
+            failing[first] = list(done.findings)
 
         @settings(
             max_examples=self.examples,
@@ -229,7 +244,7 @@ class Sweeper:
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=False,
         )
-        @example(_first_plan(mined))
+        @example(first)
         @given(strategy)
         def one(register_plan: RegisterPlan) -> None:
             nonlocal runs
@@ -238,7 +253,7 @@ class Sweeper:
                 raise _Found(failing[register_plan])  # Hypothesis replays its last one
             if not failing and done.stage == Stage.EXERCISED:
                 return  # past probe and exercised: the rest of the budget is not needed
-            if failing and runs >= self.examples + SHRINK_RUNS:
+            if runs >= self.examples + (SHRINK_RUNS if failing else 0):
                 return  # the shrink's budget is spent: what is smaller counts as passing
             runs += 1
             found = self._example(plan, module, register_plan, done)
@@ -247,14 +262,47 @@ class Sweeper:
                 done.failing = register_plan
                 raise _Found(found)
 
-        try:
-            one()
-        except _Found as found:
+        if done.stage != Stage.EXERCISED or failing:
+            try:
+                one()
+            except _Found as found:
+                done.findings = tuple(found.findings)
+        if done.findings:
             assert done.failing is not None
             again = reproducer(plan, done.failing)
-            done.findings = tuple(replace(f, reproducer=again) for f in found.findings)
+            done.findings = tuple(replace(f, reproducer=again) for f in done.findings)
         done.examples = runs
         return done
+
+    def _learn(self, plan: Plan, module: str, start: RegisterPlan, done: _Progress) -> RegisterPlan:
+        """The feedback loop (feedback.py): from `start`, while the probe fails and KCOV's
+        comparisons teach something new, label the registers it read, then learn what it
+        compared them with. Stops at a finding (`done.failing`); returns the last plan tried."""
+        current = start
+        for _ in range(LEARN_STEPS):
+            found = self._example(plan, module, current, done)
+            done.examples += 1
+            if found:
+                done.failing, done.findings = current, tuple(found)
+                return current
+            if done.stage == Stage.EXERCISED or not self._feedback_on():
+                return current
+            if done.comparisons is None:
+                return current
+            better = feedback.learned(current, done.reads, done.comparisons)
+            if better is None:
+                better = feedback.labelled(current, done.reads)
+                if better == current:
+                    return current
+            current = better
+        return current
+
+    def _feedback_on(self) -> bool:
+        if not self.feedback:
+            return False
+        if self._kcov is None:
+            self._kcov = self.session.agent.exists("/sys/kernel/debug/kcov")
+        return self._kcov
 
     def _example(
         self, plan: Plan, module: str, register_plan: RegisterPlan, done: _Progress
@@ -269,7 +317,7 @@ class Sweeper:
         modules = {module}
         try:
             self._load(module)
-            bound = self._bind(plan, register_plan)
+            bound = self._bind(plan, register_plan, done)
             if bound is None:
                 done.detail = self._probe_error(mark) or done.detail
             else:
@@ -345,9 +393,10 @@ class Sweeper:
                 if not agent.exists(f"/sys/module/{needed.name}"):
                     agent.load_module(str(needed.path))
 
-    def _bind(self, plan: Plan, register_plan: RegisterPlan) -> str | None:
+    def _bind(self, plan: Plan, register_plan: RegisterPlan, done: _Progress) -> str | None:
         """Put the device behind its address and bind it; its sysfs directory if a driver
-        bound, else None."""
+        bound, else None. What the probe read, and (with feedback) what it compared, go to
+        `done`."""
         session = self.session
         model = RegisterFile(register_plan)
         agent = session.agent
@@ -356,8 +405,7 @@ class Sweeper:
             bound = session.attach(device, model)
             for line in bound.lines.values():
                 line.set(True)  # released: an open-drain INT pin idles high
-            agent.write_file("/sys/bus/i2c/drivers_probe", bound.name)
-            path = str(bound.path)
+            name = bound.name
         else:
             assert isinstance(plan.device, NewDevice)
             i2c = session.buses["i2c"]
@@ -365,11 +413,21 @@ class Sweeper:
             addr = self._free_address()
             i2c.attach(session.backend, addr, (ModelHandler(model), None))
             adapter = f"/sys/bus/i2c/devices/i2c-{i2c.adapter}"
+            self._new_device = (adapter, addr)
             agent.write_file(f"{adapter}/new_device", plan.device.line(addr))
             name = i2c.sysfs_name(addr, "")
+        tracing = self._feedback_on()
+        if tracing:
+            agent.kcov_start(feedback.KCOV_TRACE_CMP, feedback.WORDS)
+        try:
             agent.write_file("/sys/bus/i2c/drivers_probe", name)
-            path = f"/sys/bus/i2c/devices/{name}"
-            self._new_device = (adapter, addr)
+        finally:
+            raw = agent.kcov_stop() if tracing else b""
+        done.reads = tuple(model.reads)
+        done.comparisons = feedback.comparisons(raw) if tracing else None
+        if done.comparisons:
+            done.coverage = max(done.coverage, feedback.sites(done.comparisons))
+        path = f"/sys/bus/i2c/devices/{name}"
         return path if agent.exists(f"{path}/driver") else None
 
     _new_device: tuple[str, int] | None = None
