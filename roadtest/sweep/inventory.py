@@ -382,15 +382,19 @@ def scanned_paths(tree: Path) -> list[Path]:
 def scan(tree: Path) -> list[Driver]:
     """The I2C drivers of the tree's subsystems, from their sources and kbuild files (builds
     not yet decided: kconfig.py does that)."""
-    found = []
-    for path in driver_sources(tree):
-        code = strip_comments(path.read_text(errors="replace"))
-        if defines_i2c_driver(code):
-            defines: dict[str, str] = {}
-            for header in included_headers(tree, path, code):
-                defines.update(string_defines(strip_comments(header.read_text(errors="replace"))))
-            found.append(_driver(tree, path.relative_to(tree).as_posix(), code, defines))
-    return found
+    return [d for path in driver_sources(tree) if (d := read_driver(tree, path)) is not None]
+
+
+def read_driver(tree: Path, path: Path) -> Driver | None:
+    """The record of one source file (builds not decided), or None if it defines no I2C
+    driver: for a few named drivers, without scanning the tree."""
+    code = strip_comments(path.read_text(errors="replace"))
+    if not defines_i2c_driver(code):
+        return None
+    defines: dict[str, str] = {}
+    for header in included_headers(tree, path, code):
+        defines.update(string_defines(strip_comments(header.read_text(errors="replace"))))
+    return _driver(tree, path.relative_to(tree).as_posix(), code, defines)
 
 
 def _driver(tree: Path, source: str, code: str, defines: Mapping[str, str]) -> Driver:

@@ -454,9 +454,26 @@ def parse_sweep(args: list[str]) -> argparse.Namespace:
     return top.parse_args(["sweep", *args])
 
 
-def test_sweep_without_list_is_a_usage_error() -> None:
-    args = parse_sweep([])
-    with pytest.raises(UsageError, match="--list"):
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--examples", "0"], "1 or more"),
+        (["-n", "0"], "1 or more"),
+        (["--shard", "3/2"], "shard"),
+        (["--shard", "x"], "shard"),
+        (["merge", "out.db"], "at least one"),
+    ],
+)
+def test_bad_sweep_options_are_usage_errors_before_anything_is_built(
+    argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_build(*_: object, **__: object) -> None:
+        raise AssertionError("a kernel was asked for before the options were checked")
+
+    monkeypatch.setattr(roadtest.kernel, "cached_kernel", no_build)
+    monkeypatch.setattr("roadtest.kernel.variants.ensure_kernel", no_build)
+    args = parse_sweep(argv)
+    with pytest.raises(UsageError, match=message):
         args.func(args)
 
 
