@@ -13,7 +13,6 @@ import errno
 import fcntl
 import os
 import select
-import sys
 
 from roadtest.guest import abi
 from roadtest.guest.protocol import Channel, ProtocolError
@@ -154,19 +153,31 @@ def kcov_start(mode: int, words: int) -> None:
     """Collect KCOV for the agent's own task (what its next ops make the kernel do, in the
     code built with coverage): `mode` 0 for the PCs reached, 1 for the comparisons and
     their operands; room for `words` 64-bit words (Documentation/dev-tools/kcov.rst)."""
-    import mmap
-
     kcov_stop()
     fd = os.open("/sys/kernel/debug/kcov", os.O_RDWR)
     try:
         fcntl.ioctl(fd, _KCOV_INIT_TRACE, words)
-        area = mmap.mmap(fd, words * 8, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        # Not Python's mmap module: it refuses a mapping longer than the file's size, and
+        # debugfs says 0.
+        mmap = _libc.mmap
+        mmap.restype = ctypes.c_void_p
+        mmap.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_long,
+        ]
+        address = mmap(None, words * 8, 0x3, 0x1, fd, 0)  # PROT_READ|PROT_WRITE, MAP_SHARED
+        if address is None or address == ctypes.c_void_p(-1).value:
+            raise OSError(ctypes.get_errno(), "kcov_start: mmap of the KCOV area failed")
         fcntl.ioctl(fd, _KCOV_ENABLE, mode)
     except OSError:
         os.close(fd)
         raise
-    area[0:8] = bytes(8)
-    _kcov[:] = [fd, area, mode]
+    ctypes.c_uint64.from_address(address).value = 0
+    _kcov[:] = [fd, address, words, mode]
 
 
 def kcov_stop() -> bytes:
@@ -174,16 +185,16 @@ def kcov_stop() -> bytes:
     words: the count, then the records), and stop collecting; b"" if it was not on."""
     if not _kcov:
         return b""
-    fd, area, mode = _kcov
+    fd, address, size, mode = _kcov
     _kcov.clear()
     try:
         fcntl.ioctl(fd, _KCOV_DISABLE, 0)
-        count = int.from_bytes(area[0:8], sys.byteorder)
+        count = ctypes.c_uint64.from_address(address).value
         per_record = 4 if mode == 1 else 1  # a comparison's record: type, operands, PC
-        words = min(count * per_record + 1, len(area) // 8)
-        return bytes(area[0 : words * 8])
+        words = min(count * per_record + 1, size)
+        return ctypes.string_at(address, words * 8)
     finally:
-        area.close()
+        _libc.munmap(ctypes.c_void_p(address), ctypes.c_size_t(size * 8))
         os.close(fd)
 
 

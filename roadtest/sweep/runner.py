@@ -123,9 +123,10 @@ def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
     dts = node.dts
     gpios: tuple[str, ...] = ()
     if any(d.kind == "interrupt" and d.node == "" for d in node.dropped):
-        end = dts.rindex("};")
+        # Properties come before subnodes: right after the node's opening line.
+        start = dts.index("\n", dts.index("@$addr$")) + 1
         wired = "    interrupt-parent = <&gpio>;\n    interrupts = <$irq$ IRQ_TYPE_LEVEL_LOW>;\n"
-        dts, gpios = dts[:end] + wired + dts[end:], ("irq",)
+        dts, gpios = dts[:start] + wired + dts[start:], ("irq",)
     return I2CDevice(
         compatible=node.compatible,
         model=RegisterFile,
