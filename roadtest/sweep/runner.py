@@ -369,9 +369,11 @@ class Sweeper:
         self._detach()
         guest = self.session.machine
         lines = guest.console.kernel_lines_since(mark) if guest and guest.console else []
-        death = oracles.guest_died(str(err) or type(err).__name__, lines, modules)
+        reports = oracles.findings(lines, modules)
         self.session.boot()
-        return oracles.distinct([*oracles.findings(lines, modules), death])
+        if reports:
+            return oracles.distinct(reports)  # what killed the guest, not its death again
+        return [oracles.guest_died(_reason(err), lines, modules)]
 
     def reproduce(self, plan: Plan, register_plan: RegisterPlan) -> list[Finding]:
         """The findings of one example with `register_plan`, its module's removal and leak
@@ -497,6 +499,13 @@ def _first_plan(mined: Mined) -> RegisterPlan:
     """The explicit first example: every (register, value) pair the source compares a read
     with, answered as it wants; the others 0."""
     return RegisterPlan(tuple(dict(mined.pairs[:16]).items()))
+
+
+def _reason(err: Exception) -> str:
+    """A guest's death as a finding's title: the kind of failure, not its changing text."""
+    if isinstance(err, TimeoutError) or "timed out" in str(err):
+        return "the guest stopped answering"
+    return "the guest died"
 
 
 def reproducer(plan: Plan, register_plan: RegisterPlan) -> str:
