@@ -203,13 +203,17 @@ class Sweeper:
         if plan.device is None:
             return result(Stage.NO_DEVICE, "no OF compatible and no i2c_device_id name")
         module = self.modules.by_name[name]
-        try:
-            self._load(module.name)
-        except (ModuleError, OSError) as err:
-            return result(Stage.NOT_LOADED, str(err))
         guest = self.session.ensure_guest()
         assert guest.console is not None
         mark = guest.console.mark()
+        try:
+            self._load(module.name)
+        except (ProtocolError, GuestError, TimeoutError) as err:
+            # Loading it (or a module it needs) killed the guest: its init is the finding.
+            died = self._died(err, mark, {module.name})
+            return result(Stage.NOT_LOADED, "the guest died loading it", findings=tuple(died))
+        except (ModuleError, OSError) as err:
+            return result(Stage.NOT_LOADED, str(err))
         progress = self._examples(plan, module.name)
         progress.findings += tuple(self._remove(module.name, mark))
         return result(
