@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from roadtest.errors import UsageError
+from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel import Kernel
 from roadtest.sweep.constants import mine
 from roadtest.sweep.devicetree import Bindings
@@ -107,29 +106,43 @@ class Job:
 
 def run(job: Job, say: Callable[[str], None], workers: int = 1) -> None:
     """Sweep the job's plans, `workers` guests at a time (each a process with a share of
-    the drivers), recording each driver as it finishes."""
+    the drivers), recording each driver as it finishes; one progress line for them all."""
+    progress = Progress(len(job.plans), say)
     if workers <= 1 or len(job.plans) < 2:
-        _work(job, say)
+        _work(job, progress.finished)
         return
     context = multiprocessing.get_context("spawn")  # no threads of ours forked
+    finished: multiprocessing.Queue[dict[str, object] | None] = context.Queue()
     cpus = os.cpu_count() or 1
     shares = [
         replace(job, plans=job.plans[i::workers], cpu=i % cpus, workdir=job.workdir / f"w{i}")
         for i in range(workers)
     ]
-    processes = [context.Process(target=_worker, args=(share,)) for share in shares]
+    processes = [context.Process(target=_worker, args=(s, finished)) for s in shares]
     for process in processes:
         process.start()
+    running = len(processes)
+    while running:
+        news = finished.get()
+        if news is None:
+            running -= 1  # a worker ended (its failure, if any, went to stderr)
+        else:
+            progress.finished(DriverResult.from_json(news))
     for process in processes:
         process.join()
+    failed = [p.exitcode for p in processes if p.exitcode]
+    if failed:
+        raise RoadtestError(f"sweep: {len(failed)} of {workers} workers failed (see above)")
 
 
-def _worker(job: Job) -> None:
-    _work(job, lambda line: print(line, file=sys.stderr, flush=True))
+def _worker(job: Job, finished: multiprocessing.Queue[dict[str, object] | None]) -> None:
+    try:
+        _work(job, lambda result: finished.put(result.as_json()))
+    finally:
+        finished.put(None)
 
 
-def _work(job: Job, say: Callable[[str], None]) -> None:
-    progress = Progress(len(job.plans), say)
+def _work(job: Job, finished: Callable[[DriverResult], None]) -> None:
     with (
         ResultsDB.open(job.results, tree=job.tree, kernel=job.kernel_name) as db,
         Sweeper(
@@ -146,7 +159,7 @@ def _work(job: Job, say: Callable[[str], None]) -> None:
         for one in job.plans:
             result = sweeper.sweep_one(one)
             db.record(result)
-            progress.finished(result)
+            finished(result)
 
 
 def pending(
