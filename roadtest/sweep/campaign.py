@@ -160,6 +160,21 @@ def _work(job: Job, finished: Callable[[DriverResult], None]) -> None:
             result = sweeper.sweep_one(one)
             db.record(result)
             finished(result)
+            _record_late(db, sweeper)
+
+
+def _record_late(db: ResultsDB, sweeper: Sweeper) -> None:
+    """Add the leaks a later scan found in an earlier driver's module to that driver."""
+    late, sweeper.late = sweeper.late, []
+    if not late:
+        return
+    by_module = {r.module.replace("-", "_"): r for r in db.results()}
+    for module, finding in late:
+        earlier = by_module.get(module)
+        if earlier is not None and finding.signature not in {f.signature for f in earlier.findings}:
+            earlier = replace(earlier, findings=(*earlier.findings, finding))
+            by_module[module] = earlier
+            db.record(earlier)
 
 
 def pending(

@@ -82,8 +82,8 @@ _TRACE_BRACKET = re.compile(r"^</?(?:TASK|IRQ|NMI|SOFTIRQ|#\w+)>$")
 # report stops in, panic(). Used only when no frame is in the driver's module.
 _GENERIC_FRAME = re.compile(
     r"^(?:dump_stack\w*|show_stack|show_regs|sched_show_task|__warn\w*|warn_slowpath\w*"
-    r"|report_bug|handle_bug|\w*exc_invalid_op|__?kasan\w*|kasan\w*|__asan\w*|print_report"
-    r"|end_report|check_region_inline|__?ubsan\w*|lock_acquire\w*|lock_release|lock_contended"
+    r"|report_bug|handle_bug|\w*exc_invalid_op|_*kasan\w*|__asan\w*|print_report"
+    r"|end_report|check_region_inline|_*ubsan\w*|check_panic_on_warn|lock_acquire\w*|lock_release|lock_contended"
     r"|lock_acquired|__lock_acquire|lockdep_\w+|validate_chain|check_prevs?_add"
     r"|check_noncircular|check_deadlock|print_\w+|debug_\w+|__might_\w+|___might_sleep"
     r"|might_\w+|spin_dump|spin_bug|do_raw_\w+|_raw_\w+|__?mutex_lock\w*|mutex_lock\w*"
@@ -95,7 +95,9 @@ _ALLOCATOR_FRAME = re.compile(
     r"^(?:kmemleak_\w+|__?kmalloc\w*|kmalloc\w*|__?kmem_cache\w*|kmem_cache\w*|_*slab_\w+"
     r"|kzalloc\w*|__?kvmalloc\w*|kvzalloc\w*|krealloc\w*|kmemdup\w*|kstrdup\w*"
     r"|devm_kmalloc|devm_kzalloc|devm_krealloc|__?vmalloc\w*|vzalloc\w*|__?alloc_pages\w*"
-    r"|mempool_\w+|__do_kmalloc\w*|alloc_slab_obj_exts)$"
+    r"|mempool_\w+|__do_kmalloc\w*|alloc_slab_obj_exts"
+    # kmemleak's and SLUB debug's own bookkeeping, under the allocation it records.
+    r"|save_stack_trace\w*|stack_trace_save\w*|set_track_\w+|_*alloc_object|_*create_object\w*)$"
 )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -157,6 +158,10 @@ class Sweeper:
         self.use_mined = mined  # the constants of the driver's source favoured in plans
         self.feedback = feedback  # KCOV's comparisons teach the next plan (feedback.py)
         self._kcov: bool | None = None  # whether the guest kernel has KCOV (asked once)
+        # Leaks a driver's scan found in another module (an earlier driver's, whose objects
+        # were still referenced at its own scan): (module, finding), for the caller to add
+        # to that driver's result.
+        self.late: list[tuple[str, Finding]] = []
         self.progress = progress
         self.devices = {p.driver.source: d for p in plans_ if (d := _device_of(p)) is not None}
         self.session = RoadtestSession(
@@ -210,7 +215,7 @@ class Sweeper:
             self._load(module.name)
         except (ProtocolError, GuestError, TimeoutError) as err:
             # Loading it (or a module it needs) killed the guest: its init is the finding.
-            died = self._died(err, mark, {module.name})
+            died = self._died(err, mark, self.own_modules(module.name))
             return result(Stage.NOT_LOADED, "the guest died loading it", findings=tuple(died))
         except (ModuleError, OSError) as err:
             return result(Stage.NOT_LOADED, str(err))
@@ -319,7 +324,7 @@ class Sweeper:
         guest = session.ensure_guest()
         assert guest.console is not None
         mark = guest.console.mark()
-        modules = {module}
+        modules = self.own_modules(module)
         try:
             self._load(module)
             bound = self._bind(plan, register_plan, done)
@@ -352,7 +357,7 @@ class Sweeper:
         guest = session.machine
         if guest is None or not guest.alive:
             return []
-        modules = {module}
+        modules = self.own_modules(module)
         try:
             if guest.agent.exists(f"/sys/module/{module}"):
                 try:
@@ -363,10 +368,20 @@ class Sweeper:
             lines = self._lines(mark)
         except (ProtocolError, GuestError, TimeoutError) as err:
             return self._died(err, mark, modules)
-        found = [*oracles.findings(lines, modules), *oracles.leak_findings(leaks, modules)]
-        if found:
+        ours, others = _whose(leaks, modules)
+        for owner, report in others:
+            self.late += [(owner, f) for f in oracles.leak_findings([report], {owner})]
+        found = [*oracles.findings(lines, modules), *oracles.leak_findings(ours, modules)]
+        if found or others:
             session.boot()
         return found
+
+    def own_modules(self, module: str) -> set[str]:
+        """The driver's module and the modules it needs from its own directory (a chip's
+        core module beside its bus glue: adxl313_core for adxl313_i2c): the frames a
+        report's signature takes as the driver's."""
+        mod = self.modules.by_name[module]
+        return {m.name for m in self.modules.load_order(mod) if m.path.parent == mod.path.parent}
 
     def _died(self, err: Exception, mark: int, modules: set[str]) -> list[Finding]:
         """The guest stopped answering or died: what it printed, and a new guest."""
@@ -503,6 +518,22 @@ def _first_plan(mined: Mined) -> RegisterPlan:
     """The explicit first example: every (register, value) pair the source compares a read
     with, answered as it wants; the others 0."""
     return RegisterPlan(tuple(dict(mined.pairs[:16]).items()))
+
+
+_MODULE_FRAME = re.compile(r"\[(\w+)\]\s*$", re.M)
+
+
+def _whose(leaks: Sequence[str], modules: set[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The leak reports whose allocation names one of `modules` or no module at all (ours),
+    and those that name another module only (its name, the report)."""
+    ours, others = [], []
+    for report in leaks:
+        named = set(_MODULE_FRAME.findall(report))
+        if not named or named & modules:
+            ours.append(report)
+        else:
+            others.append((sorted(named)[0], report))
+    return ours, others
 
 
 def _reason(err: Exception) -> str:

@@ -569,6 +569,18 @@ def test_kmemleak_without_module_frames_skips_the_allocator() -> None:
     assert found.signature == "leak in foo_probe < i2c_device_probe < really_probe"
 
 
+def test_kmemleak_bookkeeping_frames_are_skipped_too() -> None:
+    # With stack depot off, kmemleak records its own allocation's trace: its frames, and
+    # SLUB debug's, come above the allocation it records (mm/kmemleak.c __create_object).
+    bookkeeping = "\n".join(
+        f"    {f}+0x10/0x20"
+        for f in ("save_stack_trace", "stack_trace_save", "set_track_prepare", "__alloc_object")
+    )
+    report = kmemleak().replace("    kmemleak_alloc+", bookkeeping + "\n    kmemleak_alloc+")
+    (found,) = leak_findings([report], {"other"})
+    assert found.signature == "leak in foo_probe < i2c_device_probe < really_probe"
+
+
 def test_distinct_keeps_the_first_of_each_signature() -> None:
     many = [
         *findings(console(kasan()), MODULE),
