@@ -3,7 +3,7 @@ proven by its test.
 
     python -m roadtest.kernel.patches_check [--only NAME ...] [--json FILE]
 
-For each patch of kernel-patches/series (in order: um, iio, hwmon, rtc):
+For each patch of kernel-patches/series (in order: um, i2c, iio, hwmon, rtc):
 
 1. checkpatch: the kernel's own scripts/checkpatch.pl --strict, from the 6.12 tree, with
    --no-signoff (whoever sends a series adds their Signed-off-by:) and UNKNOWN_COMMIT_ID
