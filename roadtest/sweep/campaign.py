@@ -5,6 +5,7 @@ line (done, findings, rate, time left)."""
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import time
@@ -13,13 +14,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roadtest.errors import RoadtestError, UsageError
+from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.sweep.constants import mine
 from roadtest.sweep.devicetree import Bindings
 from roadtest.sweep.inventory import SUBSYSTEMS, Driver
-from roadtest.sweep.outcome import DriverResult
+from roadtest.sweep.outcome import DriverResult, Stage
 from roadtest.sweep.results import ResultsDB, shard
 from roadtest.sweep.runner import Plan, Sweeper, plan
+
+log = logging.getLogger("roadtest.sweep")
 
 
 def select(drivers: Sequence[Driver], wanted: Sequence[str]) -> list[Driver]:
@@ -157,10 +161,31 @@ def _work(job: Job, finished: Callable[[DriverResult], None]) -> None:
         ) as sweeper,
     ):
         for one in job.plans:
-            result = sweeper.sweep_one(one)
+            result = _guarded(sweeper, one)
             db.record(result)
             finished(result)
             _record_late(db, sweeper)
+
+
+def _guarded(sweeper: Sweeper, one: Plan) -> DriverResult:
+    """The driver's result, or, when roadtest itself failed on it, a harness error with the
+    failure (and a new guest for the next driver): one driver does not end a sweep."""
+    try:
+        return sweeper.sweep_one(one)
+    except (RoadtestError, OSError, ProtocolError, AssertionError) as err:
+        log.exception("sweep: roadtest failed on %s", one.driver.source)
+        sweeper.session.detach_all()
+        sweeper.session.boot()
+        return DriverResult(
+            module=one.driver.module or one.driver.source,
+            subsystem=one.driver.subsystem,
+            source=one.driver.source,
+            machine=sweeper.kernel.target.name,
+            device=one.how,
+            match=one.match,
+            stage=Stage.ERROR,
+            detail=f"{type(err).__name__}: {err}",
+        )
 
 
 def _record_late(db: ResultsDB, sweeper: Sweeper) -> None:

@@ -75,6 +75,12 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         "`roadtest build` built)",
     )
     sweep.add_argument(
+        "--kernel",
+        metavar="DIR",
+        help="a sweep kernel built before (its cache entry, as `roadtest build` names it): "
+        "swept as it is, whatever the tree and patches are now",
+    )
+    sweep.add_argument(
         "--results",
         metavar="FILE",
         help="the results database (default: one in the roadtest cache per tree and sweep "
@@ -164,7 +170,7 @@ def _merge(paths: Sequence[str]) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     from roadtest.arch.um import UM
-    from roadtest.kernel.build import tree_kernel
+    from roadtest.kernel.build import kernel_in, tree_kernel
     from roadtest.kernel.tree import open_tree
     from roadtest.kernel.variants import MAIN, SWEEP
     from roadtest.sweep import campaign, report
@@ -174,15 +180,22 @@ def _sweep(args: argparse.Namespace) -> int:
     root = repo_root()
     cache = _cache_dir()
     user = open_tree(Path(args.tree), UM) if args.tree is not None else None
-    tree = user.path if user is not None else MAIN.ensure(root, UM).source_dir.resolve()
+    prebuilt = kernel_in(Path(args.kernel), UM) if args.kernel is not None else None
+    if user is not None:
+        tree = user.path
+    else:
+        tree = (prebuilt or MAIN.ensure(root, UM)).source_dir.resolve()
     drivers = load_inventory(tree, cache_dir=cache, repo_root=root, progress=_say)
     selected = campaign.select(drivers, args.drivers)
-    fragment = drivers_fragment(tree, drivers, UM, root, cache, _say)
-    if user is None:
-        kernel = SWEEP.ensure(root, UM, generated=[fragment])
+    if prebuilt is not None:
+        kernel = prebuilt
     else:
-        variant = SWEEP.build_variant(root, UM, generated=[fragment])
-        kernel = tree_kernel(root, user, variant=variant, target=UM)
+        fragment = drivers_fragment(tree, drivers, UM, root, cache, _say)
+        if user is None:
+            kernel = SWEEP.ensure(root, UM, generated=[fragment])
+        else:
+            variant = SWEEP.build_variant(root, UM, generated=[fragment])
+            kernel = tree_kernel(root, user, variant=variant, target=UM)
     built = kernel.image.stat().st_mtime_ns
     kernel_name = f"{kernel.release} ({kernel.image}, built {built})"
     results = Path(args.results) if args.results else _results_file(cache, tree, kernel_name)

@@ -40,6 +40,7 @@ _STATUS = {
     Stage.BOUND: "ERROR",
     Stage.PROBE_FAILED: "ERROR",
     Stage.NOT_LOADED: "MISS",
+    Stage.ERROR: "MISS",  # roadtest's failure, not the driver's
     Stage.NO_DEVICE: "SKIP",
     Stage.NOT_BUILT: "SKIP",
 }

@@ -12,6 +12,8 @@ from typing import Any
 class Stage(StrEnum):
     """How far a driver got, each stage past the one before it."""
 
+    # roadtest failed, not the driver: the error is its detail (a harness bug to fix).
+    ERROR = "harness error"
     NOT_BUILT = "not built"  # kconfig left it out of the sweep kernel (or it has no module)
     NO_DEVICE = "no device"  # nothing to instantiate: no compatible, no i2c_device_id
     NOT_LOADED = "not loaded"  # its module (or a module it needs) would not load

@@ -443,6 +443,9 @@ class Sweeper:
             agent.kcov_start(feedback.KCOV_TRACE_CMP, feedback.WORDS)
         try:
             agent.write_file("/sys/bus/i2c/drivers_probe", name)
+        except OSError as err:
+            # device_attach()'s error: the probe's own, when it is not -ENODEV or -ENXIO.
+            done.detail = f"probe: {err.strerror}"
         finally:
             raw = agent.kcov_stop() if tracing else b""
         done.reads = tuple(model.reads)
