@@ -136,7 +136,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def sweep_command(args: argparse.Namespace) -> int:
     if args.drivers[:1] == ["merge"]:
-        return _merge(args.drivers[1:])
+        return _merge(args.drivers[1:], args)
     if args.examples < 1 or args.workers < 1:
         raise UsageError("sweep: --examples and --workers take a number of 1 or more")
     if args.shard is not None:
@@ -152,8 +152,10 @@ def sweep_command(args: argparse.Namespace) -> int:
     return _sweep(args)
 
 
-def _merge(paths: Sequence[str]) -> int:
-    from roadtest.sweep.results import merge
+def _merge(paths: Sequence[str], args: argparse.Namespace) -> int:
+    """`sweep merge OUT DB...`: the shards' databases joined into OUT, and the reports
+    (--html, --kcidb) of the whole; nothing is built or swept."""
+    from roadtest.sweep.results import ResultsDB, merge
 
     if len(paths) < 2:
         raise UsageError(
@@ -165,7 +167,23 @@ def _merge(paths: Sequence[str]) -> int:
             raise UsageError(f"sweep merge: {source}: no such file")
     count = merge(sources, out)
     _say(f"sweep merge: {count} drivers from {len(sources)} databases in {out}")
+    with ResultsDB.existing(out) as db:
+        _report(db.results(), args, db.tree, db.kernel)
     return 0
+
+
+def _report(
+    found: Sequence[DriverResult], args: argparse.Namespace, tree: str, kernel: str
+) -> None:
+    """The summary table, and the HTML and KCIDB reports the options ask for."""
+    from roadtest.sweep import report
+
+    for line in report.summary(found):
+        print(line)
+    if args.html:
+        report.write_html(found, Path(args.html), title=f"roadtest sweep of {tree}")
+    if args.kcidb:
+        _write_kcidb(found, Path(args.kcidb), tree, kernel)
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -173,7 +191,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from roadtest.kernel.build import kernel_in, tree_kernel
     from roadtest.kernel.tree import open_tree
     from roadtest.kernel.variants import MAIN, SWEEP
-    from roadtest.sweep import campaign, report
+    from roadtest.sweep import campaign
     from roadtest.sweep.kernel import drivers_fragment
     from roadtest.sweep.results import ResultsDB
 
@@ -227,12 +245,7 @@ def _sweep(args: argparse.Namespace) -> int:
     with ResultsDB.open(results, tree=str(tree), kernel=kernel_name) as db:
         sources = {d.source for d in selected}
         found = [r for r in db.results() if r.source in sources]
-    for line in report.summary(found):
-        print(line)
-    if args.html:
-        report.write_html(found, Path(args.html), title=f"roadtest sweep of {tree}")
-    if args.kcidb:
-        _write_kcidb(found, Path(args.kcidb), tree, kernel)
+    _report(found, args, str(tree), kernel_name)
     return 1 if any(r.findings for r in found) else 0
 
 
@@ -444,27 +457,21 @@ def _reproduce(
     return 0
 
 
-def _write_kcidb(results: Sequence[DriverResult], out: Path, tree: Path, kernel: Kernel) -> None:
+def _write_kcidb(results: Sequence[DriverResult], out: Path, tree: str, kernel: str) -> None:
+    """KCIDB JSON of the results, validated, written atomically. The ids are digests of the
+    tree and of the kernel build's description: the same sweep submitted twice is one."""
+    from roadtest.kernel.cache import write_atomically
     from roadtest.sweep.kcidb import kcidb_report, validate
 
     data = kcidb_report(
         results,
         origin="roadtest",
-        checkout_id=f"roadtest:{hashlib.sha256(str(tree).encode()).hexdigest()[:16]}",
-        build_id=f"roadtest:{hashlib.sha256(str(kernel.image).encode()).hexdigest()[:16]}",
-        tree=str(tree),
+        checkout_id=f"roadtest:{hashlib.sha256(tree.encode()).hexdigest()[:16]}",
+        build_id=f"roadtest:{hashlib.sha256(kernel.encode()).hexdigest()[:16]}",
+        tree=tree,
         git_commit=None,
-        arch=kernel.target.name,
+        arch="um",
         config_name="roadtest-sweep",
     )
     validate(data)
-    fd, temp = tempfile.mkstemp(
-        dir=out.parent if str(out.parent) else ".", prefix=out.name, suffix=".tmp"
-    )
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-        os.replace(temp, out)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomically(out, json.dumps(data, indent=1))

@@ -11,12 +11,12 @@ made from: the requests and the variant's fragments."""
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from roadtest.arch import Target
+from roadtest.kernel.cache import write_atomically
 from roadtest.kernel.config import configure, parse_config
 from roadtest.kernel.runner import Runner
 from roadtest.kernel.variants import SWEEP
@@ -68,7 +68,7 @@ def drivers_fragment(
     settled = {name: final.get(f"CONFIG_{name}") for name in wanted}
     on = {name: value for name, value in settled.items() if value is not None}
     off = [name for name, value in settled.items() if value is None]
-    _write_atomically(path, kconfig.fragment_text(on, off))
+    write_atomically(path, kconfig.fragment_text(on, off))
     return path
 
 
@@ -85,14 +85,3 @@ def _variant_fragments(root: Path, target: Target) -> list[Path]:
     variant = SWEEP.build_variant(root, target)
     assert variant is not None  # SWEEP is not the main kernel
     return list(variant.fragments)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
