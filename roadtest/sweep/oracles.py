@@ -476,6 +476,10 @@ def _top(frames: Sequence[_Frame], modules: Collection[str]) -> list[str]:
             names.append(frame.func)
         if len(names) == TOP_FRAMES:
             break
+    if not names and wanted:
+        # No trace at all (UML's "Kernel mode signal 8" panics without one): the report
+        # is the driver's own, not one bug of every driver that hits it.
+        names.append(f"[{sorted(wanted)[0]}]")
     return names
 
 

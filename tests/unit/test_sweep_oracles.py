@@ -581,6 +581,16 @@ def test_kmemleak_bookkeeping_frames_are_skipped_too() -> None:
     assert found.signature == "leak in foo_probe < i2c_device_probe < really_probe"
 
 
+def test_a_report_without_any_trace_is_signed_by_the_driver_swept() -> None:
+    # arch/um/kernel/trap.c relay_signal(): a kernel-mode SIGFPE panics with no trace.
+    lines = console("Kernel panic - not syncing: Kernel mode signal 8\n")
+    (one,) = findings(lines, {"rtc-foo"})
+    (other,) = findings(lines, {"rtc-bar"})
+    assert one.kind is Kind.PANIC
+    assert one.signature != other.signature
+    assert "[rtc_foo]" in one.signature
+
+
 def test_distinct_keeps_the_first_of_each_signature() -> None:
     many = [
         *findings(console(kasan()), MODULE),
@@ -615,7 +625,7 @@ def test_guest_that_stopped_answering_is_a_hang() -> None:
     )
     assert found.kind is Kind.HANG
     assert found.title == "no answer from the agent for 30 s"
-    assert found.signature == "hang: no answer from the agent for <n> s"
+    assert found.signature == "hang: no answer from the agent for <n> s in [rtc_foo]"
     # A call trace among the last lines signs it.
     stuck = console(
         "\n".join(
