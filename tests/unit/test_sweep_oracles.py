@@ -531,7 +531,7 @@ def test_spinlock_debugging_and_other_bugs() -> None:
     assert spin.kind is Kind.LOCKDEP
     assert spin.signature == "lockdep: spinlock already unlocked in foo_irq"
     assert other.kind is Kind.BUG
-    assert other.signature == "bug: Bad rss-counter state mm"
+    assert other.signature == "bug: Bad rss-counter state mm in [rtc_foo]"
 
 
 def kmemleak(addr: int = 0x6A1B2C00, crc: int = 0x1F2E3D4C, alloc: str = "foo_probe") -> str:
