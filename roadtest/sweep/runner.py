@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, example, given, settings
 
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.errors import RoadtestError
@@ -253,6 +253,7 @@ class Sweeper:
             phases=(Phase.explicit, Phase.generate, Phase.shrink),
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=False,
+            verbosity=Verbosity.quiet,  # the sweep reports findings its own way
         )
         @example(first)
         @given(strategy)
