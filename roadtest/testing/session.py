@@ -163,6 +163,7 @@ class RoadtestSession:
         boot_args: list[str] | None = None,
         terminal: int | None = None,
         debugger: Callable[[Machine, list[Path]], None] | None = None,
+        mem: str | None = None,
     ) -> None:
         """`devices` and each of `groups` (the devices of one test module) are sets of devices
         tests use together: each goes into one devicetree whole. `terminal`: a host pty every
@@ -190,6 +191,7 @@ class RoadtestSession:
         self.boot_args = list(boot_args or [])  # the user's extra kernel arguments
         self.terminal = terminal
         self.debugger = debugger
+        self.mem = mem  # the guests' memory (BootConfig.mem), when not the machine's default
         self.machine: Machine | None = None
         self.boots = 0
         self.buses: dict[str, TestBus] = buses.session_buses()
@@ -288,6 +290,8 @@ class RoadtestSession:
             extra_args=self.boot_args,
             terminal=self.terminal,
         )
+        if self.mem is not None:
+            config.mem = self.mem
         if self.debugger is not None:
             config.call_timeout = None
         self.machine = self.machine_type.machine(config)
