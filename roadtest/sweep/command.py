@@ -187,7 +187,6 @@ def _report(
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from roadtest.arch.um import UM
     from roadtest.kernel.build import kernel_in, tree_kernel
     from roadtest.kernel.tree import open_tree
     from roadtest.kernel.variants import MAIN, SWEEP
@@ -205,15 +204,15 @@ def _sweep(args: argparse.Namespace) -> int:
         tree = (prebuilt or MAIN.ensure(root, UM)).source_dir.resolve()
     drivers = load_inventory(tree, cache_dir=cache, repo_root=root, progress=_say)
     selected = campaign.select(drivers, args.drivers)
-    if prebuilt is not None:
-        kernel = prebuilt
-    else:
-        fragment = drivers_fragment(tree, drivers, UM, root, cache, _say)
+
+    def sweep_kernel(target: Target) -> Kernel:
+        fragment = drivers_fragment(tree, drivers, target, root, cache, _say)
         if user is None:
-            kernel = SWEEP.ensure(root, UM, generated=[fragment])
-        else:
-            variant = SWEEP.build_variant(root, UM, generated=[fragment])
-            kernel = tree_kernel(root, user, variant=variant, target=UM)
+            return SWEEP.ensure(root, target, generated=[fragment])
+        variant = SWEEP.build_variant(root, target, generated=[fragment])
+        return tree_kernel(root, open_tree(user.path, target), variant=variant, target=target)
+
+    kernel = prebuilt if prebuilt is not None else sweep_kernel(UM)
     built = kernel.image.stat().st_mtime_ns
     kernel_name = f"{kernel.release} ({kernel.image}, built {built})"
     results = Path(args.results) if args.results else _results_file(cache, tree, kernel_name)
@@ -227,14 +226,26 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.again and args.shard:
         todo = shard(todo, args.shard, key=lambda d: d.source)
     _say(f"sweep: {len(todo)} of {len(selected)} drivers to sweep (results: {results})")
-    if todo:
+    # A driver UML cannot build goes to the x86_64 machine, on a sweep kernel of its own.
+    elsewhere = [
+        d
+        for d in todo
+        if prebuilt is None and d.builds.get(X86_64.name) and not d.builds.get(UM.name)
+    ]
+    for machine_kernel, share in (
+        (kernel, [d for d in todo if d not in elsewhere]),
+        (None, elsewhere),
+    ):
+        if not share:
+            continue
+        machine_kernel = machine_kernel or sweep_kernel(X86_64)
         job = campaign.Job(
-            kernel=kernel,
-            plans=tuple(campaign.plans_for(tree, todo)),
+            kernel=machine_kernel,
+            plans=tuple(campaign.plans_for(tree, share)),
             results=results,
             tree=str(tree),
             kernel_name=kernel_name,
-            workdir=cache / "sweep" / "runs" / str(os.getpid()),
+            workdir=cache / "sweep" / "runs" / f"{os.getpid()}-{machine_kernel.target.name}",
             examples=args.examples,
             mined=not args.no_mined,
             feedback=not args.no_feedback,

@@ -37,7 +37,8 @@ from roadtest.backend.i2c_model import ModelHandler
 from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
-from roadtest.machine.base import GuestError, TimeMode
+from roadtest.machine import registry
+from roadtest.machine.base import GuestError, MachineType, TimeMode
 from roadtest.sweep import exercise, feedback, oracles
 from roadtest.sweep.constants import Mined
 from roadtest.sweep.device import RegisterFile, RegisterPlan, plans
@@ -117,6 +118,15 @@ class _Progress:
     coverage: int = 0  # the most comparison sites a probe reached
 
 
+def machine_for(kernel: Kernel) -> MachineType:
+    """The machine that boots `kernel` (UML for an `um` kernel, QEMU for x86_64)."""
+    for name in registry.names():
+        machine = registry.get(name)
+        if machine.target.name == kernel.target.name:
+            return machine
+    raise RoadtestError(f"sweep: no machine boots a {kernel.target.name} kernel")
+
+
 def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
     """The devicetree device of a plan (None for a new_device one). An interrupt the
     example had, dropped with the other board's controller, is wired to a virtio-gpio line
@@ -173,6 +183,7 @@ class Sweeper:
             kernel,
             [],
             workdir,
+            machine=machine_for(kernel),
             cpu=cpu,
             time=TimeMode.SIM,
             groups=[[d] for d in self.devices.values()],
