@@ -256,11 +256,15 @@ class Sweeper:
         mined = plan.mined if self.use_mined else Mined()
         strategy = plans(values=mined.values, registers=mined.registers, pairs=mined.pairs)
         failing: dict[RegisterPlan, list[Finding]] = {}
-        runs = 0
+        # Findings of another signature than the one being shrunk: kept with their plans,
+        # not shrunk (a shrink follows one bug).
+        others: list[tuple[RegisterPlan, list[Finding]]] = []
+        wanted: set[str] = set()  # the signatures the shrink follows
         first = self._learn(plan, module, _first_plan(mined), done)
         runs = done.examples
         if done.failing is not None:
             failing[first] = list(done.findings)
+            wanted = {f.signature for f in done.findings}
 
         @settings(
             max_examples=self.examples,
@@ -275,20 +279,24 @@ class Sweeper:
         @example(first)
         @given(strategy)
         def one(register_plan: RegisterPlan) -> None:
-            nonlocal runs
-            if register_plan in failing:
-                done.failing = register_plan
-                raise _Found(failing[register_plan])  # Hypothesis replays its last one
-            if not failing and done.stage == Stage.EXERCISED:
-                return  # past probe and exercised: the rest of the budget is not needed
-            if runs >= self.examples + (SHRINK_RUNS if failing else 0):
-                return  # the shrink's budget is spent: what is smaller counts as passing
-            runs += 1
-            found = self._example(plan, module, register_plan, done)
-            if found:
+            nonlocal runs, wanted
+            found = failing.get(register_plan)  # a plan run before: its result again
+            if found is None:
+                if not failing and done.stage == Stage.EXERCISED:
+                    return  # past probe and exercised: the rest of the budget is not needed
+                if runs >= self.examples + (SHRINK_RUNS if failing else 0):
+                    return  # the shrink's budget is spent: what is smaller counts as passing
+                runs += 1
+                found = self._example(plan, module, register_plan, done)
+                if not found:
+                    return
+                if wanted and not wanted & {f.signature for f in found}:
+                    others.append((register_plan, found))
+                    return
                 failing[register_plan] = found
-                done.failing = register_plan
-                raise _Found(found)
+                wanted = wanted or {f.signature for f in found}
+            done.failing = register_plan
+            raise _Found(found)  # one place: Hypothesis tells failures apart by where
 
         if done.stage != Stage.EXERCISED or failing:
             try:
@@ -299,6 +307,9 @@ class Sweeper:
             assert done.failing is not None
             again = reproducer(plan, done.failing)
             done.findings = tuple(replace(f, reproducer=again) for f in done.findings)
+        for other_plan, found_there in others:
+            again = reproducer(plan, other_plan)
+            done.findings += tuple(replace(f, reproducer=again) for f in found_there)
         done.examples = runs
         return done
 
