@@ -76,8 +76,11 @@ COVERAGE = KernelVariant(
 # what Z and P would; F (consistency checks) stays (the last slub_debug= wins).
 SANITIZERS = KernelVariant(
     "sanitizers",
-    "the KASAN and kmemleak kernel that `run --sanitizers` (and fuzzing) uses",
-    fragments=("kernel-patches/sanitizers.config",),
+    "the KASAN and kmemleak kernel that `run --sanitizers`, fuzzing and the sweep use",
+    # sweep-mini.config: the drivers of make test's mini-sweep (tests/guest/test_mini_sweep.py).
+    fragments=("kernel-patches/sanitizers.config", "kernel-patches/sweep-mini.config"),
+    # KCOV for the modules only (sanitizers.config), as COVERAGE's gcov.
+    make_vars=("CFLAGS_MODULE=$(CFLAGS_KCOV)",),
     boot_args=("slub_debug=F",),
     reports="a KASAN report fails the test that caused it; hostile mode asks kmemleak "
     "after each unbind",
@@ -85,13 +88,12 @@ SANITIZERS = KernelVariant(
 
 # The sanitizer kernel with every I2C driver the sweep can build as a module: the
 # drivers' fragment is made from the tree's inventory (roadtest/sweep/kernel.py) and
-# passed as `generated`. KCOV instruments the modules only (as COVERAGE's gcov does), so
-# that a sweep can tell which device answers reach new code in the driver.
+# passed as `generated`.
 SWEEP = KernelVariant(
     "sweep",
     "the sanitizer kernel with every I2C driver `roadtest sweep` binds, as modules",
-    fragments=("kernel-patches/sanitizers.config", "kernel-patches/sweep.config"),
-    make_vars=("CFLAGS_MODULE=$(CFLAGS_KCOV)",),
+    fragments=(*SANITIZERS.fragments, "kernel-patches/sweep.config"),
+    make_vars=SANITIZERS.make_vars,
     boot_args=SANITIZERS.boot_args,
     reports="each driver's findings, in the sweep's results database",
 )
