@@ -27,7 +27,7 @@ from pathlib import Path
 
 from roadtest.arch.um import UM
 from roadtest.checkout import repo_root
-from roadtest.kernel import default_cache_dir
+from roadtest.kernel import default_cache_dir, kernel_in
 from roadtest.kernel.variants import MAIN
 from roadtest.sweep.command import load_inventory
 from roadtest.sweep.report import summary
@@ -36,11 +36,14 @@ from roadtest.sweep.results import ResultsDB
 ROADTEST = str(Path(sys.executable).with_name("roadtest"))
 
 
+KERNEL: list[str] = []  # ["--kernel", DIR] when the bench is given one
+
+
 def sweep(args: list[str], results: Path) -> float:
     """Wall seconds of one `roadtest sweep ARGS` (findings make it exit 1: not an error)."""
     start = time.monotonic()
     done = subprocess.run(
-        [ROADTEST, "sweep", "--again", "--results", str(results), *args],
+        [ROADTEST, "sweep", "--again", "--results", str(results), *KERNEL, *args],
         stdout=subprocess.DEVNULL,
         check=False,
     )
@@ -58,10 +61,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=60, help="drivers in the sample")
     parser.add_argument("--results", type=Path, help="a full sweep's results database")
+    parser.add_argument("--kernel", help="a sweep kernel built before (roadtest sweep --kernel)")
     options = parser.parse_args()
+    if options.kernel:
+        KERNEL[:] = ["--kernel", options.kernel]
 
     root = repo_root()
-    tree = MAIN.ensure(root, UM).source_dir.resolve()
+    source = kernel_in(Path(options.kernel), UM) if options.kernel else MAIN.ensure(root, UM)
+    tree = source.source_dir.resolve()
     drivers = load_inventory(tree, cache_dir=default_cache_dir(), repo_root=root, progress=print)
     built = [d for d in drivers if d.builds.get("um")]
     # The same sample every run: a fixed seed over the inventory's order.
