@@ -177,6 +177,7 @@ class Sweeper:
         # were still referenced at its own scan): (module, finding), for the caller to add
         # to that driver's result.
         self.late: list[tuple[str, Finding]] = []
+        self._others: list[int] = []  # the addresses of the companions (_companions)
         self.progress = progress
         self.devices = {p.driver.source: d for p in plans_ if (d := _device_of(p)) is not None}
         self.session = RoadtestSession(
@@ -467,6 +468,7 @@ class Sweeper:
             self._new_device = (adapter, addr)
             agent.write_file(f"{adapter}/new_device", plan.device.line(addr))
             name = i2c.sysfs_name(addr, "")
+        self._companions(register_plan)
         tracing = self._feedback_on()
         if tracing:
             agent.kcov_start(feedback.KCOV_TRACE_CMP, feedback.WORDS)
@@ -503,9 +505,30 @@ class Sweeper:
         if agent.exists(f"{path}/driver"):
             agent.write_file(f"{path}/driver/unbind", path.rpartition("/")[2])
 
-    def _detach(self) -> None:
-        """Take the device off the bus (and out of the guest, for a new_device one)."""
+    def _companions(self, register_plan: RegisterPlan) -> None:
+        """A register file by the same plan at every address no device of the guest's
+        devicetree or new_device holds: a chip that answers at more than one address (a
+        second client, i2c_new_dummy_device()) finds its other half there."""
         session = self.session
+        i2c = session.buses["i2c"]
+        assert isinstance(i2c, I2CTestBus)
+        taken = {p.addr for p in session.layout.placements.values() if p.addr is not None}
+        if self._new_device is not None:
+            taken.add(self._new_device[1])
+        for addr in I2C_ADDRESSES:
+            if addr not in taken:
+                i2c.attach(session.backend, addr, (ModelHandler(RegisterFile(register_plan)), None))
+                self._others.append(addr)
+
+    def _detach(self) -> None:
+        """Take the device off the bus (and out of the guest, for a new_device one), and
+        the companions with it."""
+        session = self.session
+        i2c_bus = session.buses["i2c"]
+        assert isinstance(i2c_bus, I2CTestBus)
+        for addr in self._others:
+            i2c_bus.detach(session.backend, addr)
+        self._others = []
         for bound in list(session.active):
             bound.bound = False  # unbound already, or its guest is gone
             session.detach(bound)
