@@ -82,8 +82,9 @@ def learned(
     plan: RegisterPlan, reads: Sequence[tuple[int, int]], found: Iterable[Comparison]
 ) -> RegisterPlan | None:
     """`plan` with each register whose label the code compared with a constant (or with
-    another variable) set to that value (registers of 8 bits); None if the comparisons
-    teach nothing new."""
+    another variable) set to that value (registers of 8 bits), and each register one of
+    whose bit fields, shifted down, was compared so set to hold the constant in that
+    field (field_of); None if the comparisons teach nothing new."""
     by_label = {value: address for address, value in reads if value in LABELS}
     registers = dict(plan.registers)
     changed = False
@@ -93,13 +94,39 @@ def learned(
         pairs = [(comparison.first, comparison.second)]
         if not comparison.constant:
             pairs.append((comparison.second, comparison.first))
-        for wanted, label in pairs:
-            address = by_label.get(label)
-            if address is None or wanted > 0xFF or wanted in LABELS:
+        for wanted, seen in pairs:
+            if wanted > 0xFF or wanted in LABELS:
                 continue
-            if registers.get(address) != wanted:
-                registers[address] = wanted
+            if seen in by_label:
+                address, value = by_label[seen], wanted
+            elif comparison.constant and (hit := field_of(seen, wanted, by_label)) is not None:
+                address, value = hit
+            else:
+                continue
+            if registers.get(address) != value:
+                registers[address] = value
                 changed = True
     if not changed:
         return None
     return RegisterPlan(tuple(registers.items()), plan.default, plan.block_length)
+
+
+def field_of(seen: int, wanted: int, by_label: dict[int, int]) -> tuple[int, int] | None:
+    """A register whose label holds `seen` in a bit field (`(label >> shift) & mask`) and
+    the label with `wanted` in that field instead: a chip ID in a register's upper bits,
+    say. The field is the narrowest that holds both values, of two bits or more, and it
+    must be the only one of that width any label has `seen` in (a loop counter compared
+    with its bound matches some field of some label by chance: ambiguity means no)."""
+    if seen == 0:
+        return None  # every label has zero fields: no telling which
+    for width in range(max(2, seen.bit_length(), wanted.bit_length()), 8):
+        mask = (1 << width) - 1
+        hits = [
+            (address, (label & ~(mask << shift)) | (wanted << shift))
+            for label, address in by_label.items()
+            for shift in range(0, 9 - width)
+            if (label >> shift) & mask == seen
+        ]
+        if hits:
+            return hits[0] if len(hits) == 1 else None
+    return None

@@ -100,6 +100,24 @@ def test_nothing_new_learned_is_none() -> None:
     assert learned(wide, [(0x01, label)], [Comparison(2, True, 0x1234, label, 1)]) is None
 
 
+def test_a_constant_compared_with_a_field_of_a_label_sets_that_field() -> None:
+    # A part number in bits 5:3 (bq24190's REG0A, say): (value >> 3) & 7 == 4.
+    plan = labelled(RegisterPlan(), [(0x0A, 0)])
+    label = dict(plan.registers)[0x0A]
+    field = (label >> 3) & 7
+    assert field != 0  # the labels are chosen with bits set all over
+    wanted = 5 if field != 5 else 6
+    better = learned(plan, [(0x0A, label)], [Comparison(4, True, wanted, field, 0x100)])
+    assert better is not None
+    assert (dict(better.registers)[0x0A] >> 3) & 7 == wanted
+
+
+def test_a_zero_field_tells_nothing() -> None:
+    plan = labelled(RegisterPlan(), [(0x0A, 0)])
+    label = dict(plan.registers)[0x0A]
+    assert learned(plan, [(0x0A, label)], [Comparison(4, True, 4, 0, 0x100)]) is None
+
+
 def test_the_register_file_logs_what_the_driver_read() -> None:
     device = RegisterFile(RegisterPlan(((0x0F, 0x58),)))
     device.write(bytes([0x0F]))
