@@ -381,20 +381,23 @@ class Sweeper:
         return found
 
     def _remove(self, module: str, mark: int) -> list[Finding]:
-        """Remove the driver's module and ask kmemleak, once per driver: what the driver
-        leaked is unreferenced once its devices and module are gone."""
+        """Ask kmemleak, once per driver, then remove the driver's module: what the driver
+        leaked is unreferenced once its devices are gone."""
         session = self.session
         guest = session.machine
         if guest is None or not guest.alive:
             return []
         modules = self.own_modules(module)
         try:
+            # Scanned while the module is loaded: kmemleak names a backtrace's functions
+            # when its report is read, and a removed module's are bare addresses then.
+            # The driver's objects are unreferenced once its devices are unbound.
+            leaks = kmemleak.scan(guest.agent, session.sleep)
             if guest.agent.exists(f"/sys/module/{module}"):
                 try:
                     guest.agent.remove_module(module)
                 except OSError as err:
                     log.info("%s stays loaded: %s", module, err)
-            leaks = kmemleak.scan(guest.agent, session.sleep)
             lines = self._lines(mark)
         except (ProtocolError, GuestError, TimeoutError) as err:
             return self._died(err, mark, modules)
