@@ -391,13 +391,15 @@ class Sweeper:
         try:
             # Scanned while the module is loaded: kmemleak names a backtrace's functions
             # when its report is read, and a removed module's are bare addresses then.
-            # The driver's objects are unreferenced once its devices are unbound.
+            # The driver's objects are unreferenced once its devices are unbound; those
+            # its module's own data still pointed to, once it is removed: a second scan.
             leaks = kmemleak.scan(guest.agent, session.sleep)
             if guest.agent.exists(f"/sys/module/{module}"):
                 try:
                     guest.agent.remove_module(module)
                 except OSError as err:
                     log.info("%s stays loaded: %s", module, err)
+            leaks += kmemleak.scan(guest.agent, session.sleep)
             lines = self._lines(mark)
         except (ProtocolError, GuestError, TimeoutError) as err:
             return self._died(err, mark, modules)
