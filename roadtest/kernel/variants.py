@@ -23,6 +23,8 @@ class KernelVariant:
     name: str  # what `roadtest build --NAME` and the messages call it
     purpose: str  # one line, for help texts and errors
     fragments: tuple[str, ...] = ()  # under the repository, merged after the main kernel's
+    # (target name, fragment): merged after `fragments` on that target only.
+    target_fragments: tuple[tuple[str, str], ...] = ()
     make_vars: tuple[str, ...] = ()  # kbuild variables of its build
     boot_args: tuple[str, ...] = ()  # its guests' kernel arguments, before the user's
     # What fails a test on it beyond what fails it anywhere, and where a run reports it.
@@ -46,10 +48,14 @@ class KernelVariant:
             return None
         fragments = (
             *config_fragments(root, target, extra),
-            *(root / f for f in self.fragments),
+            *(root / f for f in self.own_fragments(target)),
             *generated,
         )
         return Variant(fragments, self.make_vars)
+
+    def own_fragments(self, target: Target) -> tuple[str, ...]:
+        """Its fragments on `target`, in merge order."""
+        return (*self.fragments, *(f for t, f in self.target_fragments if t == target.name))
 
     def ensure(self, root: Path, target: Target, generated: Sequence[Path] = ()) -> Kernel:
         """This kernel for `target`, built if the cache has no current one."""
@@ -77,8 +83,13 @@ COVERAGE = KernelVariant(
 SANITIZERS = KernelVariant(
     "sanitizers",
     "the KASAN and kmemleak kernel that `run --sanitizers`, fuzzing and the sweep use",
-    # sweep-mini.config: the drivers of make test's mini-sweep (tests/guest/test_mini_sweep.py).
-    fragments=("kernel-patches/sanitizers.config", "kernel-patches/sweep-mini.config"),
+    fragments=("kernel-patches/sanitizers.config",),
+    # UML's own options (its stack size), and the drivers of make test's mini-sweep
+    # (tests/guest/test_mini_sweep.py), which runs on UML.
+    target_fragments=(
+        ("um", "kernel-patches/sanitizers-um.config"),
+        ("um", "kernel-patches/sweep-mini.config"),
+    ),
     # KCOV for the modules only (sanitizers.config), as COVERAGE's gcov.
     make_vars=("CFLAGS_MODULE=$(CFLAGS_KCOV)",),
     boot_args=("slub_debug=F",),
@@ -93,6 +104,7 @@ SWEEP = KernelVariant(
     "sweep",
     "the sanitizer kernel with every I2C driver `roadtest sweep` binds, as modules",
     fragments=(*SANITIZERS.fragments, "kernel-patches/sweep.config"),
+    target_fragments=SANITIZERS.target_fragments,
     make_vars=SANITIZERS.make_vars,
     boot_args=SANITIZERS.boot_args,
     reports="each driver's findings, in the sweep's results database",

@@ -79,7 +79,7 @@ def test_a_main_kernel_with_the_users_fragments_is_a_build_of_its_own(tmp_path: 
     sanitizers = SANITIZERS.build_variant(REPO, UM, [mine])
     assert sanitizers is not None
     # The variant's own fragments come last, after the user's.
-    own = [REPO / f for f in SANITIZERS.fragments]
+    own = [REPO / f for f in SANITIZERS.own_fragments(UM)]
     assert list(sanitizers.fragments[-len(own) :]) == own
 
 
