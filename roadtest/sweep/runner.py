@@ -38,7 +38,7 @@ from roadtest.errors import RoadtestError
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
-from roadtest.machine.base import GuestError, MachineType, TimeMode
+from roadtest.machine.base import GuestError, MachineType
 from roadtest.sweep import exercise, feedback, oracles
 from roadtest.sweep.constants import Mined
 from roadtest.sweep.device import RegisterFile, RegisterPlan, plans
@@ -180,13 +180,15 @@ class Sweeper:
         self._others: list[int] = []  # the addresses of the companions (_companions)
         self.progress = progress
         self.devices = {p.driver.source: d for p in plans_ if (d := _device_of(p)) is not None}
+        machine = machine_for(kernel)
         self.session = RoadtestSession(
             kernel,
             [],
             workdir,
-            machine=machine_for(kernel),
+            machine=machine,
             cpu=cpu,
-            time=TimeMode.SIM,
+            # Simulated time where the machine has it (UML); QEMU's guests run on real time.
+            time=machine.default_time(),
             groups=[[d] for d in self.devices.values()],
             boot_args=list(boot_args),
             mem=GUEST_MEMORY,
