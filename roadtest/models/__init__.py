@@ -1,9 +1,18 @@
 """Models of hardware: base classes here, chip models in their own modules."""
 
-from roadtest.models.base import I2CModel, Input, ModelError, SimpleSMBusModel, SMBusModel
+from roadtest.models.base import (
+    ChipModel,
+    I2CModel,
+    Input,
+    ModelError,
+    SimpleSMBusModel,
+    SMBusModel,
+    SPIModel,
+)
 from roadtest.models.interrupt import Drive, InterruptOutput, InterruptPin, Polarity, Wire
 
 __all__ = [
+    "ChipModel",
     "Drive",
     "I2CModel",
     "Input",
@@ -12,6 +21,7 @@ __all__ = [
     "ModelError",
     "Polarity",
     "SMBusModel",
+    "SPIModel",
     "SimpleSMBusModel",
     "Wire",
 ]

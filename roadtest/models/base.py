@@ -1,8 +1,11 @@
-"""Model base classes: what the I2C bus's model adapter calls, and SMBus register devices.
+"""Model base classes: what the I2C and SPI buses' model adapters call, and SMBus register
+devices.
 
-Models know nothing of the backend (`roadtest.backend.i2c_model` adapts a
-model to the bus's transfers), not even its GPIO lines (`Line` is what a
-model needs of one). What a test sets on a model, it declares as `Input`s.
+Models know nothing of the backend (`roadtest.backend.i2c_model` and
+`roadtest.backend.spi_model` adapt a model to its bus's transfers), not even its GPIO
+lines (`Line` is what a model needs of one). What every chip has whatever its bus (its
+lines, its clock, the test's inputs) is `ChipModel`'s; `I2CModel` and `SPIModel` add
+only what their bus calls. What a test sets on a model, it declares as `Input`s.
 
 Models run on the backend's thread (the driver's transfers) and are read and
 changed by the test's thread; state both touch must be safe for that (the
@@ -115,19 +118,8 @@ def restore_inputs(model: object, values: Mapping[str, Any]) -> None:
     model.__dict__.update(values)
 
 
-class I2CModel:
-    """One I2C target device at one address.
-
-    The bus (through `roadtest.backend.i2c_model.ModelHandler`) calls
-    `write(data)` for a write message and `read(length)` for a
-    read message, which must return exactly `length` bytes. `start_transfer()`
-    and `end_transfer()` bracket one transfer (the messages of one I2C_RDWR or
-    SMBus call, joined by repeated starts), so a model may keep state from one
-    message to the next, e.g. a register pointer written and then read.
-
-    Zero-length messages (SMBus quick commands, address probes) reach the model
-    as `write(b"")` and `read(0)`. Raising from any of these NACKs the message
-    (and the rest of its transfer) and reports the exception with the test.
+class ChipModel:
+    """What every chip model has, whichever bus it sits on.
 
     `irq` is the GPIO line the device's interrupt output drives, when the test
     harness wires one (`self.irq.set(True)` asserts it); the harness sets
@@ -146,6 +138,22 @@ class I2CModel:
         (None: stop). Sets come from whichever thread makes them."""
         self.__dict__["_input_watcher"] = watcher
 
+
+class I2CModel(ChipModel):
+    """One I2C target device at one address.
+
+    The bus (through `roadtest.backend.i2c_model.ModelHandler`) calls
+    `write(data)` for a write message and `read(length)` for a
+    read message, which must return exactly `length` bytes. `start_transfer()`
+    and `end_transfer()` bracket one transfer (the messages of one I2C_RDWR or
+    SMBus call, joined by repeated starts), so a model may keep state from one
+    message to the next, e.g. a register pointer written and then read.
+
+    Zero-length messages (SMBus quick commands, address probes) reach the model
+    as `write(b"")` and `read(0)`. Raising from any of these NACKs the message
+    (and the rest of its transfer) and reports the exception with the test.
+    """
+
     def start_transfer(self) -> None:
         """A transfer that addresses this device begins."""
 
@@ -157,6 +165,34 @@ class I2CModel:
 
     def read(self, length: int) -> bytes:
         raise ModelError(f"{type(self).__name__} does not accept reads")
+
+
+class SPIModel(ChipModel):
+    """One SPI device on one chip select.
+
+    The bus (through `roadtest.backend.spi_model.SPIModelHandler`) hands it each
+    message, the transfers between the chip select's assertion and its release:
+    `select()`, then `transfer(tx, length, mode, bits_per_word)` per transfer, then
+    `deselect()`, which comes even when a transfer failed. SPI is full duplex: while
+    the host shifts `tx` out (None when it sends nothing it cares about, a half-duplex
+    read), the device shifts back exactly `length` bytes, which `transfer` returns (for
+    a half-duplex write the host drops them). Bytes are in wire order: the first byte
+    is the first on the wire, and a word wider than 8 bits is its 2 or 4 bytes most
+    significant first, whatever the guest's memory holds. `mode` is the transfer's
+    virtio-spi mode bits (CPHA, CPOL, CS_HIGH, LSB_FIRST, LOOP: `roadtest.backend.spi`).
+    Raising from any of these fails the transfer (and the rest of its message) with
+    TRANS_ERR and reports the exception with the test.
+    """
+
+    def select(self) -> None:
+        """The chip select was asserted: a message begins."""
+
+    def deselect(self) -> None:
+        """The chip select was released (after the message's last transfer, successful
+        or not)."""
+
+    def transfer(self, tx: bytes | None, length: int, mode: int, bits_per_word: int) -> bytes:
+        raise ModelError(f"{type(self).__name__} does not answer transfers")
 
 
 class SMBusModel(I2CModel):
