@@ -11,8 +11,9 @@ from __future__ import annotations
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
+from roadtest.backend.spi import VirtioSpi
 
-_TYPES: list[type[VirtioDevice]] = [VirtioGpio, VirtioI2C]
+_TYPES: list[type[VirtioDevice]] = [VirtioGpio, VirtioI2C, VirtioSpi]
 
 
 def device_types() -> list[type[VirtioDevice]]:

@@ -224,6 +224,12 @@ class MachineType(ABC):
         `interrupts`: its devices take interrupts from the GPIO controller."""
         return None
 
+    def cannot_carry(self, device_id: int) -> str | None:
+        """Why this machine's guests cannot have the backend's virtio device `device_id`
+        (None: they can). A device it cannot carry is left out of its guests, with the
+        test devices on it, and a test that declares one is skipped with this reason."""
+        return None
+
     def build(self, repo_root: Path, variant: Variant | None = None) -> Kernel:
         """The machine's kernel (or `variant` of it), built if needed."""
         return ensure_kernel(repo_root, variant=variant, target=self.target)

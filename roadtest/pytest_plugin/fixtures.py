@@ -149,6 +149,8 @@ def guest(
     module = getattr(request, "module", None)
     declared = request.config.stash.get(DEVICES, {}).get(getattr(module, "__name__", ""), [])
     unsupported = session.machine_type.unsupported(any("interrupts" in d.dts for d in declared))
+    if unsupported is None:
+        unsupported = session.cannot_carry(declared)
     needs = request.node.get_closest_marker("roadtest_time")
     if unsupported is None and needs is not None and needs.args[0] != session.time:
         unsupported = f"needs --roadtest-time={needs.args[0]} (this run: {session.time})"

@@ -1,6 +1,6 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
-from roadtest.testing.devices import I2CDevice, PlatformDevice
+from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.session import (
     BindError,
@@ -22,6 +22,7 @@ __all__ = [
     "NotNotified",
     "PlatformDevice",
     "RoadtestSession",
+    "SPIDevice",
     "Watch",
     "read_float",
     "read_int",

@@ -34,12 +34,12 @@ from __future__ import annotations
 import re
 import types
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Generic, TypeVar
 
 from roadtest.errors import RoadtestError
-from roadtest.models.base import I2CModel
+from roadtest.models.base import ChipModel
 from roadtest.testing import bus
 from roadtest.testing.devicetree import NGPIO, Placed, fill
 
@@ -50,7 +50,7 @@ class PlacementError(RoadtestError):
 
 # The model class a declaration makes. Covariant: a declaration only makes models (its
 # `model` is a factory), so an I2CDevice[OPT3001] is an I2CDevice[I2CModel].
-M_co = TypeVar("M_co", bound=I2CModel, covariant=True)
+M_co = TypeVar("M_co", bound=ChipModel, covariant=True)
 
 
 @dataclass(eq=False)
@@ -94,6 +94,17 @@ class I2CDevice(ModelDevice[M_co]):
     bus: ClassVar[str] = "i2c"
 
 
+@dataclass(eq=False)
+class SPIDevice(ModelDevice[M_co]):
+    """An SPI device: its devicetree node (with placeholders: `$addr$` is its chip select,
+    for `reg = <$addr$>` and the node's unit address) and the model that answers for it,
+    on a chip select the session assigns (or `addr`). The node says how the driver talks
+    to it, as on a board: `spi-max-frequency`, and the mode (`spi-cpha`, `spi-cpol`,
+    `spi-cs-high`, `spi-lsb-first`)."""
+
+    bus: ClassVar[str] = "spi"
+
+
 # The first node of a fragment: an optional label, then the node name.
 _NODE_NAME = re.compile(r"^\s*(?:[A-Za-z_][\w]*\s*:\s*)?([A-Za-z0-9,._+-]+)\s*\{", re.MULTILINE)
 
@@ -120,7 +131,7 @@ class PlatformDevice:
         return node_name(self)
 
 
-Device = ModelDevice[I2CModel] | PlatformDevice
+Device = ModelDevice[ChipModel] | PlatformDevice
 
 
 def declared_devices(module: types.ModuleType) -> list[Device]:
@@ -296,9 +307,13 @@ class Layout:
                 "collected test module, so the session's devicetree does not have it"
             ) from None
 
-    def fragments(self) -> list[Placed]:
+    def fragments(self, leave_out: Container[str] = ()) -> list[Placed]:
+        """The devices' fragments, placed; but none of those on the buses `leave_out`
+        names (a bus whose controller the machine cannot carry)."""
         result = []
         for device in self.devices:
+            if device.bus in leave_out:
+                continue
             place = self.placement(device)
             parent = bus.get(device.bus).dt_parent
             result.append(fill(device.origin, device.dts, place.addr, place.gpios, parent))

@@ -1,9 +1,10 @@
 """The guest's devicetree: the machine's root with the backend's virtio devices, plus the
 fragments the tests declare.
 
-A fragment is devicetree source for one node under the virtio I2C adapter
-(or, for platform devices, at the root), with placeholders the session fills
-in: `$addr$` becomes the device's I2C address (hex, no 0x) and `$<name>$`
+A fragment is devicetree source for one node under the virtio I2C adapter or
+the virtio SPI controller (or, for platform devices, at the root), with
+placeholders the session fills in: `$addr$` becomes the device's address on its
+bus (hex, no 0x: an I2C address, an SPI chip select) and `$<name>$`
 the number of the GPIO line it asked for under that name. Fragments are
 preprocessed with the kernel's dt-bindings includes, so
 `IRQ_TYPE_EDGE_FALLING` and friends work.
@@ -38,7 +39,8 @@ class DevicetreeError(RoadtestError):
     pass
 
 
-Parent = Literal["i2c", "root"]
+# Where a fragment goes: under the virtio device of that label, or at the root.
+Parent = Literal["i2c", "spi", "root"]
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,11 @@ def fill(
 
 
 def source(fragments: list[Placed], root: str) -> str:
-    """The whole tree: the machine's `root` node, then the fragments, under the I2C adapter
-    via a label reference or in a second root block, which dtc merges with the first."""
+    """The whole tree: the machine's `root` node, then the fragments, under their bus's
+    virtio device via a label reference (&i2c, &spi) or in a second root block, which dtc
+    merges with the first."""
     body = "".join(
-        f"\n/* {f.origin} */\n{'&i2c' if f.parent == 'i2c' else '/'} {{\n{f.source}\n}};\n"
+        f"\n/* {f.origin} */\n{'/' if f.parent == 'root' else '&' + f.parent} {{\n{f.source}\n}};\n"
         for f in fragments
     )
     return PREAMBLE + root + body

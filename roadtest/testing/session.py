@@ -33,7 +33,7 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
 from roadtest.machine.base import BootConfig, Machine, MachineType, TimeMode, VirtioNode
-from roadtest.models.base import I2CModel, restore_inputs, saved_inputs
+from roadtest.models.base import ChipModel, I2CModel, restore_inputs, saved_inputs
 from roadtest.simtime.clock import SimulatedClock
 from roadtest.testing import bus as buses
 from roadtest.testing import devicetree, kmemleak
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("roadtest.session")
 
-M = TypeVar("M", bound=I2CModel)  # a device's model class: `dev.model` has its type
+M = TypeVar("M", bound=ChipModel)  # a device's model class: `dev.model` has its type
 
 # roadtest's own kernel lines: "roadtest: start <test>", "roadtest: log 3", ...
 _ROADTEST_MARKER = re.compile(r"\] roadtest: ")
@@ -100,11 +100,13 @@ class BoundPlatformDevice(Bound):
     device: PlatformDevice
 
 
-def virtio_nodes(backend: Backend) -> list[VirtioNode]:
-    """The backend's devices, for the machine to put in the guest's devicetree."""
+def virtio_nodes(backend: Backend, machine: MachineType | None = None) -> list[VirtioNode]:
+    """The backend's devices, for the machine to put in the guest's devicetree: those it
+    can carry (all, without `machine`)."""
     return [
         VirtioNode(name, device.device_id, backend.socket(name), device.dt_properties)
         for name, device in backend.devices.items()
+        if machine is None or machine.cannot_carry(device.device_id) is None
     ]
 
 
@@ -223,11 +225,11 @@ class RoadtestSession:
 
     def _compile(self, tree: Tree) -> Path:
         if tree.dtb is None:
-            virtio = virtio_nodes(self.backend)
+            virtio = virtio_nodes(self.backend, self.machine_type)
             # The first tree keeps the name it always had: guest.dtb.
             index = self.trees.index(tree)
             tree.dtb = devicetree.build(
-                tree.layout.fragments(),
+                tree.layout.fragments(self.uncarried_buses()),
                 self.kernel.source_dir,
                 self.workdir,
                 self.machine_type.devicetree_root(virtio),
@@ -280,7 +282,7 @@ class RoadtestSession:
             image=self.kernel.image,
             workdir=self.workdir / f"guest-{self.boots}",
             dtb=self.dtb,
-            virtio=virtio_nodes(self.backend),
+            virtio=virtio_nodes(self.backend, self.machine_type),
             cpu=self.cpu,
             time=self.time,
             time_socket=self.backend.socket("time") if self.time == TimeMode.SIM else None,
@@ -312,6 +314,31 @@ class RoadtestSession:
         i2c = self.buses["i2c"]
         assert isinstance(i2c, I2CTestBus)
         return i2c.adapter
+
+    def uncarried_buses(self) -> set[str]:
+        """The buses whose controller this session's machine cannot carry (QEMU: SPI)."""
+        machine = self.machine_type
+        return {
+            name
+            for name, bus in self.buses.items()
+            if bus.virtio_device_id is not None
+            and machine.cannot_carry(bus.virtio_device_id) is not None
+        }
+
+    def cannot_carry(self, devices: Sequence[Device]) -> str | None:
+        """Why this session's machine cannot run a test of `devices` (None: it can): one
+        of them sits on a bus whose controller the machine leaves out."""
+        for device in devices:
+            device_id = self.bus_of(device).virtio_device_id
+            if device_id is None:
+                continue
+            why = self.machine_type.cannot_carry(device_id)
+            if why is not None:
+                return (
+                    f"unsupported on {self.machine_type.name}: {device.origin} is an "
+                    f"{self.bus_of(device).name.upper()} device, and {why}"
+                )
+        return None
 
     def bus_of(self, device: Device) -> TestBus:
         return self.buses[device.bus] if device.bus in self.buses else buses.get(device.bus)()
@@ -446,7 +473,7 @@ class RoadtestSession:
     def attach(self, device: ModelDevice[M], model: M | None = None) -> BoundDevice[M]: ...
     @overload
     def attach(self, device: PlatformDevice) -> BoundPlatformDevice: ...
-    def attach(self, device: Device, model: I2CModel | None = None) -> Bound:
+    def attach(self, device: Device, model: ChipModel | None = None) -> Bound:
         """Get the device ready for binding: an I2C device gets a fresh model (or `model`)
         at its address. The driver is not bound yet. A device the guest's devicetree lacks
         gets a guest with a tree that has it (see `require`)."""
@@ -487,9 +514,17 @@ class RoadtestSession:
                 name=name,
                 path=path,
             )
-            # What answers for it (the model, a trace, a lie) is the hooks' choice.
-            target = self.hooks.attached(self.test_id, traced(bound), model, lines)
-            bus.attach(self.backend, place.addr, target)
+            if isinstance(model, I2CModel):
+                # What answers for it (the model, a trace, a lie) is the hooks' choice.
+                target = self.hooks.attached(self.test_id, traced(bound), model, lines)
+                bus.attach(self.backend, place.addr, target)
+            elif type(self.hooks) is LiveHooks:
+                bus.attach_model(self.backend, place.addr, model)
+            else:
+                raise RoadtestError(
+                    f"{device.origin}: record, replay, hostile mode and device-event scripts "
+                    f"handle I2C devices only so far, and this is a {bus.name} device"
+                )
         self.active.append(bound)
         return bound
 
@@ -558,13 +593,13 @@ class RoadtestSession:
         self, device: PlatformDevice
     ) -> contextlib.AbstractContextManager[BoundPlatformDevice]: ...
     def bound(
-        self, device: Device, model: I2CModel | None = None
+        self, device: Device, model: ChipModel | None = None
     ) -> contextlib.AbstractContextManager[Bound]:
         """Attach and bind for the `with` block; unbind and detach after it."""
         return self._bound(device, model)
 
     @contextlib.contextmanager
-    def _bound(self, device: Device, model: I2CModel | None) -> Iterator[Bound]:
+    def _bound(self, device: Device, model: ChipModel | None) -> Iterator[Bound]:
         dev = self.attach(device, model) if isinstance(device, ModelDevice) else self.attach(device)
         try:
             dev.bind()
@@ -607,7 +642,7 @@ class RoadtestSession:
             self.detach(bound)
 
 
-def traced(bound: BoundDevice[I2CModel]) -> TracedDevice:
+def traced(bound: BoundDevice[Any]) -> TracedDevice:
     """How record and replay know a bound device."""
     device = bound.device
     return TracedDevice(

@@ -93,6 +93,8 @@ class DummyGuest(Machine):
                 channel.send({"r": None})
             elif op == "listdir" and request["path"] in LISTINGS:
                 channel.send({"r": LISTINGS[request["path"]]})
+            elif op == "listdir":  # as the agent answers for a path that is not there
+                channel.send({"errno": errno.ENOENT, "msg": f"no {request['path']}"})
             elif op == "ping":
                 channel.send({"r": None})
             else:

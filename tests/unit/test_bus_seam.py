@@ -134,5 +134,5 @@ def test_addresses_are_the_buses_own(dummy_bus: None) -> None:
 
 
 def test_an_unknown_bus_is_one_line() -> None:
-    with pytest.raises(Exception, match="unknown bus 'spi': roadtest has i2c, platform"):
-        bus.get("spi")
+    with pytest.raises(Exception, match="unknown bus 'spmi': roadtest has i2c, platform, spi"):
+        bus.get("spmi")

@@ -171,7 +171,7 @@ def test_the_backend_sockets_go_to_the_slots_the_tree_names(
     config = BootConfig(
         image=tmp_path / "bzImage",
         workdir=tmp_path / "guest",
-        virtio=virtio_nodes(Backend(Path("/w"))),
+        virtio=virtio_nodes(Backend(Path("/w")), X86_64_QEMU),
     )
     argv = QEMUGuest(config).program()
     devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device"]

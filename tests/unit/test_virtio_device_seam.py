@@ -15,6 +15,7 @@ from roadtest.backend.device import VirtioDevice
 from roadtest.backend.gpio import VirtioGpio
 from roadtest.backend.i2c import VirtioI2C
 from roadtest.backend.server import Backend
+from roadtest.backend.spi import VirtioSpi
 from roadtest.backend.virtqueue import Virtqueue
 from roadtest.machine.uml import UML
 from roadtest.testing.devicetree import build
@@ -51,9 +52,11 @@ def fdtget(dtb: Path, node: str, prop: str, kind: str = "s") -> str:
 
 
 def test_the_device_ids_are_the_virtio_specs() -> None:
-    # Virtio 1.2, 5 "Device Types": 34 is the I2C adapter, 41 the GPIO device.
+    # Virtio 1.2, 5 "Device Types": 34 is the I2C adapter, 41 the GPIO device; the 1.4
+    # draft's SPI Controller Device section: 45.
     assert VirtioI2C.device_id == 34
     assert VirtioGpio.device_id == 41
+    assert VirtioSpi.device_id == 45
 
 
 def test_the_uml_tree_declares_each_device_with_its_spec_id(tmp_path: Path) -> None:
@@ -68,6 +71,12 @@ def test_the_uml_tree_declares_each_device_with_its_spec_id(tmp_path: Path) -> N
     assert fdtget(dtb, "/virtio@1/i2c", "compatible") == "virtio,device22"
     assert fdtget(dtb, "/virtio@1", "virtio-device-id", "u") == "34"
     assert fdtget(dtb, "/virtio@1", "socket-path") == "/w/i2c.sock"
+    assert fdtget(dtb, "/virtio@2/spi", "compatible") == "virtio,device2d"
+    assert fdtget(dtb, "/virtio@2", "virtio-device-id", "u") == "45"
+    assert fdtget(dtb, "/virtio@2", "socket-path") == "/w/spi.sock"
+    # Its children are SPI devices: reg is the chip select, with no size.
+    assert fdtget(dtb, "/virtio@2/spi", "#address-cells", "u") == "1"
+    assert fdtget(dtb, "/virtio@2/spi", "#size-cells", "u") == "0"
 
 
 def include_root(tmp_path: Path) -> Path:
@@ -82,10 +91,10 @@ def include_root(tmp_path: Path) -> Path:
 def test_a_registered_device_is_in_the_devicetree(tmp_path: Path) -> None:
     root = UML.devicetree_root(virtio_nodes(Backend(Path("/w"))))
     dtb = build([], include_root(tmp_path), tmp_path, root)
-    assert fdtget(dtb, "/virtio@2/echo", "compatible") == "virtio,device3f"
-    assert fdtget(dtb, "/virtio@2/echo", "echo-depth", "u") == "3"
-    assert fdtget(dtb, "/virtio@2", "virtio-device-id", "u") == "63"
-    assert fdtget(dtb, "/virtio@2", "socket-path") == "/w/echo.sock"
+    assert fdtget(dtb, "/virtio@3/echo", "compatible") == "virtio,device3f"
+    assert fdtget(dtb, "/virtio@3/echo", "echo-depth", "u") == "3"
+    assert fdtget(dtb, "/virtio@3", "virtio-device-id", "u") == "63"
+    assert fdtget(dtb, "/virtio@3", "socket-path") == "/w/echo.sock"
 
 
 @pytest.mark.usefixtures("echo_registered")

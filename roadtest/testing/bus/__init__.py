@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from roadtest.backend.i2c_transfer import BusTarget
     from roadtest.backend.server import Backend
     from roadtest.guest.client import AgentClient
+    from roadtest.models.base import ChipModel
     from roadtest.testing.devicetree import Parent
 
 
@@ -35,6 +36,9 @@ class TestBus(ABC):
     # The addresses a session hands out on it (reserved ones left out); None: a device is
     # placed by its node name alone (and has no model behind it).
     addresses: ClassVar[range | None] = None
+    # The virtio device id of the backend's controller its devices sit on (None: none), so
+    # that a machine that cannot carry that device leaves them out (MachineType.cannot_carry).
+    virtio_device_id: ClassVar[int | None] = None
 
     def discover(self, agent: AgentClient) -> None:  # noqa: B027 (most buses have nothing to find)
         """After a guest booted: find its controller of this bus (RoadtestError if none)."""
@@ -46,6 +50,11 @@ class TestBus(ABC):
     def attach(self, backend: Backend, addr: int, target: BusTarget) -> None:
         """Put what answers for the device at `addr` on the backend's bus."""
         raise RoadtestError(f"no model answers on the {self.name} bus")
+
+    def attach_model(self, backend: Backend, addr: int, model: ChipModel) -> None:
+        """Put the device's model itself at `addr`, for a bus whose devices record, replay
+        and hostile mode do not handle yet (SPI)."""
+        raise RoadtestError(f"no model answers on the {self.name} bus by itself")
 
     def detach(self, backend: Backend, addr: int) -> None:  # noqa: B027 (nothing was put on)
         """Take it off."""
@@ -79,9 +88,11 @@ def session_buses() -> dict[str, TestBus]:
 def _register_ours() -> None:
     from roadtest.testing.bus.i2c import I2CTestBus
     from roadtest.testing.bus.platform import PlatformBus
+    from roadtest.testing.bus.spi import SPITestBus
 
     register(I2CTestBus)
     register(PlatformBus)
+    register(SPITestBus)
 
 
 _register_ours()

@@ -23,6 +23,7 @@ class I2CTestBus(TestBus):
     sysfs: ClassVar[str] = "i2c"
     dt_parent: ClassVar[Parent] = "i2c"
     addresses: ClassVar[range | None] = I2C_ADDRESSES
+    virtio_device_id: ClassVar[int | None] = 34  # virtio-i2c
 
     def __init__(self) -> None:
         self.adapter = -1  # the guest's virtio I2C adapter: i2c-N
