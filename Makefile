@@ -67,7 +67,7 @@ kernel-sanitizers: kernel
 # done (on X86_CPU): the two lanes then take about as long as each other.
 GUEST_LANE2 := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.py \
 	tests/guest/test_fuzz_finds_real_bugs.py tests/guest/test_hostile_finds_leaks.py \
-	tests/guest/test_sanitizers.py
+	tests/guest/test_sanitizers.py tests/guest/test_mini_sweep.py
 
 guest-lane2: variants
 	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) $(GUEST_LANE2)
