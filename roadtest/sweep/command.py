@@ -28,6 +28,7 @@ from roadtest.sweep.results import parse_shard, shard
 
 if TYPE_CHECKING:
     from roadtest.kernel import Kernel
+    from roadtest.sweep.triage import Triage
 
 TARGETS: tuple[Target, ...] = (UM, X86_64)
 # Bump when what the inventory computes changes: older cache files are then recomputed.
@@ -127,6 +128,13 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         "--kcidb", metavar="FILE", help="also write the results as KCIDB JSON (validated)"
     )
     sweep.add_argument(
+        "--triage",
+        metavar="FILE",
+        help="the triage file the reports take each finding's verdict from (fixed by a "
+        "patch, open, artefact, expected; default: roadtest's own, "
+        "kernel-patches/sweep-triage.toml)",
+    )
+    sweep.add_argument(
         "--reproduce",
         metavar="FINDING",
         help="run a finding's reproducer again (its id, as the summary shows it)",
@@ -135,8 +143,9 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
 
 
 def sweep_command(args: argparse.Namespace) -> int:
+    triage = _triage(args.triage)  # a bad file is a usage error before anything runs
     if args.drivers[:1] == ["merge"]:
-        return _merge(args.drivers[1:], args)
+        return _merge(args.drivers[1:], args, triage)
     if args.examples < 1 or args.workers < 1:
         raise UsageError("sweep: --examples and --workers take a number of 1 or more")
     if args.shard is not None:
@@ -149,10 +158,10 @@ def sweep_command(args: argparse.Namespace) -> int:
         for line in listing(drivers):
             print(line)
         return 0
-    return _sweep(args)
+    return _sweep(args, triage)
 
 
-def _merge(paths: Sequence[str], args: argparse.Namespace) -> int:
+def _merge(paths: Sequence[str], args: argparse.Namespace, triage: Triage) -> int:
     """`sweep merge OUT DB...`: the shards' databases joined into OUT, and the reports
     (--html, --kcidb) of the whole; nothing is built or swept."""
     from roadtest.sweep.results import ResultsDB, merge
@@ -168,25 +177,41 @@ def _merge(paths: Sequence[str], args: argparse.Namespace) -> int:
     count = merge(sources, out)
     _say(f"sweep merge: {count} drivers from {len(sources)} databases in {out}")
     with ResultsDB.existing(out) as db:
-        _report(db.results(), args, db.tree, db.kernel)
+        _report(db.results(), args, db.tree, db.kernel, triage)
     return 0
 
 
 def _report(
-    found: Sequence[DriverResult], args: argparse.Namespace, tree: str, kernel: str
+    found: Sequence[DriverResult],
+    args: argparse.Namespace,
+    tree: str,
+    kernel: str,
+    triage: Triage,
 ) -> None:
     """The summary table, and the HTML and KCIDB reports the options ask for."""
     from roadtest.sweep import report
 
-    for line in report.summary(found):
+    for line in report.summary(found, triage):
         print(line)
     if args.html:
-        report.write_html(found, Path(args.html), title=f"roadtest sweep of {tree}")
+        report.write_html(found, Path(args.html), title=f"roadtest sweep of {tree}", triage=triage)
     if args.kcidb:
-        _write_kcidb(found, Path(args.kcidb), tree, kernel)
+        _write_kcidb(found, Path(args.kcidb), tree, kernel, triage)
 
 
-def _sweep(args: argparse.Namespace) -> int:
+def _triage(path: str | None) -> Triage:
+    """The triage file's verdicts: --triage's, else roadtest's own."""
+    from roadtest.sweep.triage import TRIAGE_FILE, Triage, TriageError
+
+    if path is None:
+        return Triage.load(repo_root() / "kernel-patches" / TRIAGE_FILE)
+    try:
+        return Triage.load(Path(path))
+    except TriageError as err:
+        raise UsageError(str(err)) from None
+
+
+def _sweep(args: argparse.Namespace, triage: Triage) -> int:
     from roadtest.kernel.build import kernel_in, tree_kernel
     from roadtest.kernel.tree import open_tree
     from roadtest.kernel.variants import MAIN, SWEEP
@@ -256,7 +281,7 @@ def _sweep(args: argparse.Namespace) -> int:
     with ResultsDB.open(results, tree=str(tree), kernel=kernel_name) as db:
         sources = {d.source for d in selected}
         found = [r for r in db.results() if r.source in sources]
-    _report(found, args, str(tree), kernel_name)
+    _report(found, args, str(tree), kernel_name, triage)
     return 1 if any(r.findings for r in found) else 0
 
 
@@ -468,7 +493,9 @@ def _reproduce(
     return 0
 
 
-def _write_kcidb(results: Sequence[DriverResult], out: Path, tree: str, kernel: str) -> None:
+def _write_kcidb(
+    results: Sequence[DriverResult], out: Path, tree: str, kernel: str, triage: Triage
+) -> None:
     """KCIDB JSON of the results, validated, written atomically. The ids are digests of the
     tree and of the kernel build's description: the same sweep submitted twice is one."""
     from roadtest.kernel.cache import write_atomically
@@ -483,6 +510,7 @@ def _write_kcidb(results: Sequence[DriverResult], out: Path, tree: str, kernel: 
         git_commit=None,
         arch="um",
         config_name="roadtest-sweep",
+        triage=triage,
     )
     validate(data)
     write_atomically(out, json.dumps(data, indent=1))

@@ -1,6 +1,9 @@
 """A sweep as KCIDB data (the kernel CI database's JSON, schema v5.3 of the kcidb-io
 library): the checkout of the tree, one build (the sweep's kernel), a test per driver, and
-an issue per distinct finding with an incident per driver that had it.
+an issue per distinct finding with an incident per driver that had it. An issue's culprit
+is what the triage file (triage.py) says of its incidents: the code for a driver bug (fixed
+or open), the harness for an artefact of roadtest's, neither when the kernel did what it
+should; an issue no driver's triage names has none.
 
 A driver's test status, from KCIDB's meanings:
 
@@ -27,6 +30,7 @@ import kcidb_io  # type: ignore[import-untyped, unused-ignore]
 
 from roadtest.errors import RoadtestError
 from roadtest.sweep.outcome import DriverResult, Stage
+from roadtest.sweep.triage import DRIVER_BUGS, Triage, Verdict
 
 # The schema version this module writes; later kcidb-io releases validate it too (a
 # minor version only adds optional fields).
@@ -78,10 +82,12 @@ def kcidb_report(
     git_commit: str | None,
     arch: str,
     config_name: str,
+    triage: Triage | None = None,
 ) -> dict[str, Any]:
     """The sweep's KCIDB data. `checkout_id` and `build_id` are given with their origin's
     "origin:" prefix or without (then it is added); `git_commit` is the checked out
     commit's full hash, if the tree is a git checkout."""
+    triage = triage or Triage()
     checkout = {
         "id": _prefixed(origin, checkout_id),
         "origin": origin,
@@ -101,6 +107,7 @@ def kcidb_report(
     tests: list[dict[str, Any]] = []
     issues: dict[str, dict[str, Any]] = {}
     incidents: list[dict[str, Any]] = []
+    verdicts: dict[str, set[Verdict]] = {}  # by issue id
     for result in results:
         test_id = f"{build['id']}:{result.source}"
         test: dict[str, Any] = {
@@ -136,10 +143,11 @@ def kcidb_report(
                     "version": 1,
                     "origin": origin,
                     "comment": finding.signature,
-                    "culprit": {"code": True, "tool": False, "harness": False},
                     "misc": {"kind": finding.kind.value},
                 },
             )
+            entry = triage.of(result, finding)
+            verdicts.setdefault(issue["id"], set()).add(entry.verdict)
             incidents.append(
                 {
                     "id": f"{test_id}:{index}",
@@ -149,9 +157,13 @@ def kcidb_report(
                     "build_id": build["id"],
                     "test_id": test_id,
                     "present": True,
-                    "comment": finding.title,
+                    "comment": f"{finding.title} ({entry.label()})",
                 }
             )
+    for issue in issues.values():
+        culprit = _culprit(verdicts[issue["id"]])
+        if culprit is not None:
+            issue["culprit"] = culprit
     return {
         "version": dict(SCHEMA),
         "checkouts": [checkout],
@@ -159,6 +171,18 @@ def kcidb_report(
         "tests": tests,
         "issues": list(issues.values()),
         "incidents": incidents,
+    }
+
+
+def _culprit(verdicts: set[Verdict]) -> dict[str, bool] | None:
+    """The issue's culprit from its incidents' verdicts; None if none was triaged."""
+    known = verdicts - {Verdict.NEW}
+    if not known:
+        return None
+    return {
+        "code": bool(known & set(DRIVER_BUGS)),
+        "tool": False,
+        "harness": Verdict.ARTEFACT in known,
     }
 
 

@@ -13,6 +13,7 @@ from roadtest.kernel.cache import write_atomically
 from roadtest.sweep.inventory import SUBSYSTEMS
 from roadtest.sweep.outcome import DriverResult, Stage
 from roadtest.sweep.results import finding_id
+from roadtest.sweep.triage import Triage
 
 # Stages at which the driver's probe ran (its module loaded and its device was there).
 PROBED = (Stage.PROBE_FAILED, Stage.BOUND, Stage.EXERCISED)
@@ -75,11 +76,13 @@ def _row(c: Counts) -> tuple[str, ...]:
     return (c.name, *(str(n) for n in numbers), c.rate)
 
 
-def summary(results: Sequence[DriverResult]) -> list[str]:
+def summary(results: Sequence[DriverResult], triage: Triage | None = None) -> list[str]:
     """The terminal summary: a row per subsystem and the total (drivers; built: kconfig
     put it in the kernel; probed: its probe ran; past probe: probe succeeded; exercised;
     findings: distinct signatures; probe rate: past probe / built), then a line per
-    distinct finding with how many drivers had it and which."""
+    distinct finding with how many drivers had it and which, and what the triage file says
+    of each driver's (fixed by a patch, open, ..., or new)."""
+    triage = triage or Triage()
     rows = [_row(counts(s, group)) for s, group in by_subsystem(results).items()]
     rows.append(_row(counts("total", results)))
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
@@ -89,24 +92,27 @@ def summary(results: Sequence[DriverResult]) -> list[str]:
         return "  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))])
 
     lines = [line(_HEADERS), *(line(r) for r in rows)]
-    found = _signatures(results)
+    found = _signatures(results, triage)
     if found:
         lines.append("")
         lines.append(f"findings ({len(found)} distinct):")
         count_width = max(len(str(len(modules))) for modules in found.values())
         for signature, modules in found.items():
-            lines.append(
-                f"  {len(modules):>{count_width}}  {signature}  ({', '.join(sorted(modules))})"
-            )
+            had = ", ".join(f"{m}: {label}" for m, label in sorted(modules.items()))
+            lines.append(f"  {len(modules):>{count_width}}  {signature}  ({had})")
+        verdicts = triage.counts(results)
+        lines.append("triage: " + ", ".join(f"{n} {v.value}" for v, n in verdicts.items()))
     return lines
 
 
-def _signatures(results: Iterable[DriverResult]) -> dict[str, set[str]]:
-    """Each distinct finding signature and the modules that had it, most widespread first."""
-    found: dict[str, set[str]] = {}
+def _signatures(results: Iterable[DriverResult], triage: Triage) -> dict[str, dict[str, str]]:
+    """Each distinct finding signature, most widespread first, and the modules that had it
+    with the triage's verdict on each."""
+    found: dict[str, dict[str, str]] = {}
     for result in results:
         for finding in result.findings:
-            found.setdefault(finding.signature, set()).add(result.module)
+            label = triage.of(result, finding).label()
+            found.setdefault(finding.signature, {})[result.module] = label
     return dict(sorted(found.items(), key=lambda item: (-len(item[1]), item[0])))
 
 
@@ -233,14 +239,14 @@ _DRIVER_HEADERS = (
 )
 
 
-def _driver_rows(groups: dict[str, list[DriverResult]]) -> list[str]:
+def _driver_rows(groups: dict[str, list[DriverResult]], triage: Triage) -> list[str]:
     rows = []
     for results in groups.values():
         for r in results:
             device = escape(r.device) + (f"<br><code>{escape(r.match)}</code>" if r.match else "")
             findings = "<br>".join(
                 f'<a href="#{_anchor(r, i)}">{escape(f.kind.value)}: {escape(f.signature)}</a>'
-                f"<br>{_reproduce(r, i)}"
+                f" <em>({escape(triage.of(r, f).label())})</em><br>{_reproduce(r, i)}"
                 for i, f in enumerate(r.findings)
             )
             cells = (
@@ -259,23 +265,30 @@ def _driver_rows(groups: dict[str, list[DriverResult]]) -> list[str]:
     return rows
 
 
-def _findings(groups: dict[str, list[DriverResult]]) -> list[str]:
+def _findings(groups: dict[str, list[DriverResult]], triage: Triage) -> list[str]:
     out = []
     for results in groups.values():
         for r in results:
             for i, f in enumerate(r.findings):
+                entry = triage.of(r, f)
+                upstream = f" Upstream: {entry.upstream}." if entry.upstream else ""
                 out += [
                     f'<h3 id="{_anchor(r, i)}">{escape(f.signature)}</h3>',
                     f"<p>{escape(r.module)} ({escape(r.source)}), {escape(f.kind.value)}: "
                     f"{escape(f.title)}</p>",
+                    f"<p><strong>{escape(entry.label())}</strong>: "
+                    f"{escape(entry.reason)}{escape(upstream)}</p>",
                     f"<p>{_reproduce(r, i)}</p>",
                     f"<pre>{escape(f.report)}</pre>",
                 ]
     return out
 
 
-def render_html(results: Sequence[DriverResult], *, title: str) -> str:
+def render_html(
+    results: Sequence[DriverResult], *, title: str, triage: Triage | None = None
+) -> str:
     """The whole page, as text."""
+    triage = triage or Triage()
     groups = by_subsystem(results)
     total = counts("total", results)
     head = "".join(f"<th>{escape(h)}</th>" for h in _DRIVER_HEADERS)
@@ -292,16 +305,18 @@ def render_html(results: Sequence[DriverResult], *, title: str) -> str:
         _summary_table(groups, results),
         "<h2>Drivers</h2>",
         f"<table><tr>{head}</tr>",
-        *_driver_rows(groups),
+        *_driver_rows(groups, triage),
         "</table>",
         "<h2>Findings</h2>",
-        *(_findings(groups) or ["<p>None.</p>"]),
+        *(_findings(groups, triage) or ["<p>None.</p>"]),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
 
 
-def write_html(results: Sequence[DriverResult], path: Path, *, title: str) -> None:
+def write_html(
+    results: Sequence[DriverResult], path: Path, *, title: str, triage: Triage | None = None
+) -> None:
     """The HTML report into `path`, written whole or not at all (a temporary file and a
     rename)."""
-    write_atomically(path, render_html(results, title=title))
+    write_atomically(path, render_html(results, title=title, triage=triage))

@@ -85,7 +85,8 @@ def test_summary_counts_and_rate() -> None:
 
 def test_summary_lists_each_signature_once_with_its_drivers() -> None:
     lines = summary(RESULTS)
-    findings = lines[lines.index("") + 2 :]
+    findings = lines[lines.index("") + 2 : -1]
+    assert lines[-1] == "triage: 3 new"  # rtc-b's OOB, iio-a's OOB and WARN
     assert len(findings) == 2
     assert findings[0].split()[0] == "2" and OOB.signature in findings[0]
     assert "iio-a" in findings[0] and "rtc-b" in findings[0]
