@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from roadtest.atomic import write_atomically
 from roadtest.bisect import git
 from roadtest.bisect.builder import StepBuild, StepBuilder, StepSkipped
 from roadtest.bisect.history import SeriesHistory, distribution_repo, series_history
 from roadtest.bisect.oracle import BAD, GOOD, SKIP, Oracle, Verdict
 from roadtest.errors import RoadtestError
-from roadtest.kernel.cache import touch, write_atomically
+from roadtest.kernel.cache import touch
 from roadtest.kernel.config import config_fragments
 from roadtest.kernel.identity import image_identity, module_identity
 from roadtest.kernel.prune import prune_if_idle

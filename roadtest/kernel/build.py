@@ -14,6 +14,7 @@ from pathlib import Path
 
 from roadtest.arch import Target
 from roadtest.arch.um import UM
+from roadtest.atomic import write_atomically
 from roadtest.errors import RoadtestError
 from roadtest.kernel import cache, prune, verify
 from roadtest.kernel.cache import Entry, Layout
@@ -406,7 +407,7 @@ def _remember_drops(file: Path, tree: KernelTree, dropped: Mapping[Path, str]) -
     records = {
         p.name: {"error": why, "files": _touched_digest(tree, p)} for p, why in dropped.items()
     }
-    cache.write_atomically(file, json.dumps(records, indent=1, sort_keys=True) + "\n")
+    write_atomically(file, json.dumps(records, indent=1, sort_keys=True) + "\n")
 
 
 def _our_patch_of(err: CommandFailed, ours: list[Path], dropped: Mapping[Path, str]) -> Path | None:
@@ -531,7 +532,7 @@ def _build(
     entry.path.mkdir(parents=True, exist_ok=True)
     entry.stamp.unlink(missing_ok=True)
     if not entry.info.is_file():
-        cache.write_atomically(
+        write_atomically(
             entry.info,
             json.dumps(
                 {

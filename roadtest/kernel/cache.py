@@ -19,13 +19,13 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from roadtest.atomic import write_atomically
 from roadtest.kernel.source import SourceIdentity
 
 # Bump when the build procedure changes in a way that makes old cache entries wrong.
@@ -179,22 +179,6 @@ def read_stamp(entry: Entry, key: str | None) -> dict[str, str] | None:
     if not isinstance(data, dict) or (key is not None and data.get("key") != key):
         return None
     return {k: v for k, v in data.items() if isinstance(v, str)}
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """`path` holds the old text or the whole new one, even after SIGKILL."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # The mode a plain open() would give (umask applied), not mkstemp's 0600.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def read_stamp_field(entry: Entry, name: str) -> object:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from roadtest.kernel.cache import write_atomically
+from roadtest.atomic import write_atomically
 from roadtest.text import printable
 
 _INDENT = "  "  # one nesting level (ktap.rst, "Nested tests")

@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 from roadtest.arch import Target
 from roadtest.arch.um import UM
 from roadtest.arch.x86_64 import X86_64
+from roadtest.atomic import write_atomically
 from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel.runner import Runner
@@ -373,14 +373,7 @@ def _store(path: Path, tree: Path, inputs: Sequence[Path], drivers: Sequence[Dri
         "drivers": [d.as_json() for d in drivers],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, json.dumps(data, indent=1))
 
 
 def load_inventory(
@@ -498,7 +491,6 @@ def _write_kcidb(
 ) -> None:
     """KCIDB JSON of the results, validated, written atomically. The ids are digests of the
     tree and of the kernel build's description: the same sweep submitted twice is one."""
-    from roadtest.kernel.cache import write_atomically
     from roadtest.sweep.kcidb import kcidb_report, validate
 
     data = kcidb_report(

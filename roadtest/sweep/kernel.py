@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from roadtest.arch import Target
-from roadtest.kernel.cache import write_atomically
+from roadtest.atomic import write_atomically
 from roadtest.kernel.config import configure, parse_config
 from roadtest.kernel.runner import Runner
 from roadtest.kernel.variants import SWEEP

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from roadtest.kernel.cache import write_atomically
+from roadtest.atomic import write_atomically
 from roadtest.sweep.inventory import SUBSYSTEMS
 from roadtest.sweep.outcome import DriverResult, Stage
 from roadtest.sweep.results import finding_id

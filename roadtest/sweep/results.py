@@ -7,9 +7,7 @@ resumed sweep skips the ones it holds. Also: splitting the drivers into shards
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from roadtest.atomic import replacing
 from roadtest.errors import RoadtestError, UsageError
 from roadtest.sweep.outcome import DriverResult, Finding, Kind, Stage
 
@@ -334,8 +333,8 @@ def merge(sources: Sequence[Path], out: Path) -> int:
                 if kept is None or _rank(result) > _rank(kept):
                     best[result.source] = result
 
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
+    with replacing(out, companions=("-wal", "-shm")) as tmp:
+        tmp.unlink()  # SQLite makes its own file
         with ResultsDB.open(tmp, tree=tree, kernel=kernel) as db:
             for result in best.values():
                 db.record(result)
@@ -344,23 +343,9 @@ def merge(sources: Sequence[Path], out: Path) -> int:
         # file: remove it before the rename, never after.
         for stale in (f"{out}-wal", f"{out}-shm"):
             Path(stale).unlink(missing_ok=True)
-        os.replace(tmp, out)
-    finally:
-        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-            leftover.unlink(missing_ok=True)
-    _fsync_dir(out.parent)
     return len(best)
 
 
 def _rank(result: DriverResult) -> tuple[int, int, int]:
     signatures = {f.signature for f in result.findings}
     return (len(signatures), _STAGES.index(result.stage), result.examples)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # The rename itself on disk, not only the file's data.
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

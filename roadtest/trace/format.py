@@ -34,7 +34,6 @@ from __future__ import annotations
 import errno
 import os
 import reprlib
-import secrets
 import stat
 import threading
 import time
@@ -47,6 +46,7 @@ from typing import Any, BinaryIO, Final, Literal
 import lz4.frame
 import msgpack
 
+from roadtest.atomic import replacing
 from roadtest.errors import RoadtestError
 from roadtest.text import printable
 from roadtest.trace.gpio import MAX_LINE
@@ -619,37 +619,18 @@ def write_trace_atomic(
     ValueError and leaves `path` untouched. The data is written to a temporary
     file in the same directory, fsynced, and renamed over `path`.
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # Create it with the mode a plain open() would give (umask applied), not mkstemp's 0600.
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    try:
-        with TraceWriter(tmp, header, flush_every=0) as writer:
-            for event in events:
-                fields = {k: v for k, v in event.items() if k not in ("seq", "t", "kind")}
-                kind = event.get("kind")
-                if type(kind) is not str:
-                    raise ValueError(f"event {writer.events}: 'kind' must be a str, not {kind!r}")
-                t = event.get("t")
-                if t is None:
-                    t = time.monotonic_ns()
-                _normalise(kind, fields)
-                with writer._lock:
-                    writer._append_locked(kind, fields, t)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dirfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dirfd)
-    finally:
-        os.close(dirfd)
+    with replacing(Path(path)) as tmp, TraceWriter(tmp, header, flush_every=0) as writer:
+        for event in events:
+            fields = {k: v for k, v in event.items() if k not in ("seq", "t", "kind")}
+            kind = event.get("kind")
+            if type(kind) is not str:
+                raise ValueError(f"event {writer.events}: 'kind' must be a str, not {kind!r}")
+            t = event.get("t")
+            if t is None:
+                t = time.monotonic_ns()
+            _normalise(kind, fields)
+            with writer._lock:
+                writer._append_locked(kind, fields, t)
 
 
 class _Truncated(Exception):
