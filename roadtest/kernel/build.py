@@ -20,7 +20,13 @@ from roadtest.kernel import cache, prune, verify
 from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
 from roadtest.kernel.runner import CommandFailed, Runner, parallel_jobs
-from roadtest.kernel.source import SourceIdentity, prepare_source, read_series, source_identity
+from roadtest.kernel.source import (
+    SourceIdentity,
+    prepare_source,
+    read_series,
+    source_identity,
+    version_series,
+)
 from roadtest.kernel.tree import KernelTree, mirror_tree, summarise, touched_files
 from roadtest.text import count
 
@@ -94,6 +100,13 @@ class _Inputs:
     main_fragments: tuple[str, ...]  # the names of the target's main kernel's fragments
 
 
+def our_series(repo_root: Path, tree: KernelTree | None) -> list[Path]:
+    """Our patches for the build: kernel-patches/series, and for a tree the stable-branch
+    series of its version after them (kernel-patches/6.1.y/ for a 6.1 tree)."""
+    stable = version_series(repo_root, tree.version) if tree is not None else []
+    return [*read_series(repo_root), *stable]
+
+
 def _inputs(
     repo_root: Path,
     variant: Variant | None,
@@ -104,7 +117,7 @@ def _inputs(
     """The build's inputs: Debian's source with our series, or `tree` (its mirror: keyed by
     the tree's path, since the mirror follows its contents) with those of our patches that
     apply and the user's `extra_patches`."""
-    patches = [*read_series(repo_root), *extra_patches]
+    patches = [*our_series(repo_root, tree), *extra_patches]
     make_vars: tuple[str, ...] = ()
     main = config_fragments(repo_root, target)
     if variant is None:
@@ -316,7 +329,7 @@ def tree_kernel(
         cache.hold_in_use(entry)
         return kernel
     prune.limit_from_env()
-    ours = read_series(repo_root)
+    ours = our_series(repo_root, tree)
     summary: list[str] = []
     # Ours that applied but broke the build (a helper the tree's kernel lacks, say): each
     # is left out, and the build tried again, once per patch at most. Remembered in the

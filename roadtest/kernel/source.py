@@ -95,6 +95,20 @@ def read_series(repo_root: Path) -> list[Path]:
     return read_series_file(series, SERIES)
 
 
+def version_series(repo_root: Path, version: str) -> list[Path]:
+    """The stable-branch series for a kernel tree of `version` ("6.1.192"), applied after
+    kernel-patches/series: kernel-patches/<major>.<minor>.y/series ([] when there is none).
+
+    Its patches are our fixes redone for that branch (um/0001 for 6.1.y), so they never
+    touch the distribution's 6.12 source, whose build applies kernel-patches/series
+    strictly."""
+    branch = ".".join(version.split(".")[:2]) + ".y"
+    series = SERIES.parent / branch / "series"
+    if not (repo_root / series).is_file():
+        return []
+    return read_series_file(repo_root / series, series)
+
+
 def read_series_file(series: Path, shown: Path | str | None = None) -> list[Path]:
     """The patches a quilt-style series file names (relative to its directory), in order.
 

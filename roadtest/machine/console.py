@@ -48,8 +48,8 @@ KNOWN_CAUSES: tuple[tuple[str, str], ...] = (
         "ptrace set fp regs failed, errno = 14",
         "UML cannot restore its processes' FPU state on this host, whose XSTATE area is "
         "larger than the kernel expects (AMX): the kernel lacks the fix of "
-        "kernel-patches/um/0001 (in roadtest's 6.12 kernel; a --tree it does not apply to "
-        "boots only on hosts without AMX)",
+        "kernel-patches/um/0001 (in roadtest's 6.12 kernel, and as 6.1.y/um/0001 in a 6.1 "
+        "--tree; a tree neither applies to boots only on hosts without AMX)",
     ),
 )
 
