@@ -586,7 +586,11 @@ def _build(
     config = entry.build_dir / ".config"
     if reconfigure or not config.is_file():
         progress(f"kernel: configuring ({len(inputs.fragments)} config fragments)")
-        config = configure(runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target)
+        # A tree (prepare) may predate a test's driver: its option is left out, and said.
+        absent = progress if prepare is not None else None
+        config = configure(
+            runner, source_dir, entry.build_dir, inputs.fragments, repo_root, target, absent
+        )
 
     release, modules_dir, compiled = compile_kernel(
         runner, source_dir, entry.build_dir, entry.install_dir, target, inputs.make_vars

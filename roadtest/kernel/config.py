@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,9 +130,39 @@ def display(path: Path, repo_root: Path | None) -> str:
     return str(path)
 
 
-def check_config(config_path: Path, fragments: list[Path], repo_root: Path | None = None) -> None:
-    """Raise a RoadtestError naming every requested option the final .config does not have."""
+def kconfig_symbols(source_dir: Path, names: Sequence[str]) -> set[str]:
+    """Those of `names` (CONFIG_X) that some Kconfig file of the tree defines."""
+    wanted = {name.removeprefix("CONFIG_") for name in names}
+    pattern = re.compile(r"^\s*(?:menu)?config\s+(\w+)\s*$", re.M)
+    found: set[str] = set()
+    for kconfig in source_dir.rglob("Kconfig*"):
+        if kconfig.is_file():
+            text = kconfig.read_text(errors="replace")
+            found.update(wanted.intersection(pattern.findall(text)))
+    return {f"CONFIG_{name}" for name in found}
+
+
+def check_config(
+    config_path: Path,
+    fragments: list[Path],
+    repo_root: Path | None = None,
+    *,
+    absent: Callable[[str], None] | None = None,
+    source_dir: Path | None = None,
+) -> None:
+    """Raise a RoadtestError naming every requested option the final .config does not have.
+
+    With `absent` (a developer's tree, in `source_dir`): an option no Kconfig file of the
+    tree defines (a driver newer than the tree, whose tests then find no driver) is said
+    to `absent`, in one line, rather than failing the build."""
     dropped = dropped_options(config_path.read_text(), requested_options(fragments, repo_root))
+    if dropped and absent is not None and source_dir is not None:
+        known = kconfig_symbols(source_dir, [req.name for req, _ in dropped])
+        missing = [req for req, _ in dropped if req.name not in known]
+        if missing:
+            names = ", ".join(f"{req.name} ({display(req.fragment, repo_root)})" for req in missing)
+            absent(f"kernel: not in this tree, left out: {names}")
+        dropped = [(req, got) for req, got in dropped if req.name in known]
     if not dropped:
         return
     items = []
@@ -151,8 +181,11 @@ def configure(
     fragments: list[Path],
     repo_root: Path,
     target: Target = UM,
+    absent: Callable[[str], None] | None = None,
 ) -> Path:
-    """The target's defconfig, merge the fragments, olddefconfig, check; return the .config."""
+    """The target's defconfig, merge the fragments, olddefconfig, check; return the .config.
+    `absent`: told the options the tree does not have at all, rather than failing (a
+    developer's tree: check_config)."""
     make = ["make", *target.make_args(), f"O={build_dir}"]
     failure = "kernel configuration failed"
     runner.check([*make, target.defconfig], cwd=source_dir, failure=failure, nice=True)
@@ -165,5 +198,5 @@ def configure(
         failure=failure,
     )
     runner.check([*make, "olddefconfig"], cwd=source_dir, failure=failure, nice=True)
-    check_config(config, fragments, repo_root)
+    check_config(config, fragments, repo_root, absent=absent, source_dir=source_dir)
     return config
