@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, example, given, settings
 
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.errors import RoadtestError
+from roadtest.guest.client import AgentTimeout
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
@@ -600,7 +601,8 @@ def _whose(leaks: Sequence[str], modules: set[str]) -> tuple[list[str], list[tup
 
 def _reason(err: Exception) -> str:
     """A guest's death as a finding's title: the kind of failure, not its changing text."""
-    if isinstance(err, TimeoutError) or "timed out" in str(err):
+    # AgentTimeout: the agent's request outlived its limit (a driver blocked in a call).
+    if isinstance(err, TimeoutError | AgentTimeout) or "timed out" in str(err):
         return "the guest stopped answering"
     return "the guest died"
 

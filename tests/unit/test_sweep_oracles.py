@@ -638,3 +638,16 @@ def test_guest_that_stopped_answering_is_a_hang() -> None:
     hang = guest_died("no answer from the agent for 30 s", stuck, MODULE)
     assert hang.signature == "hang: no answer from the agent for <n> s in foo_wait_ready"
     assert findings(stuck, MODULE)[0].signature == "hang: soft lockup in foo_wait_ready"
+
+
+def test_a_request_that_outlived_its_limit_is_a_guest_that_stopped_answering() -> None:
+    """A driver blocked in a call leaves the agent's request unanswered (AgentTimeout): a
+    hang, not a death; a broken channel (the guest gone) is a death."""
+    from roadtest.guest.client import AgentTimeout
+    from roadtest.guest.protocol import ProtocolError
+    from roadtest.sweep.runner import _reason
+
+    assert _reason(AgentTimeout("agent did not answer within 30 s")) == (
+        "the guest stopped answering"
+    )
+    assert _reason(ProtocolError("connection closed by peer")) == "the guest died"
