@@ -100,14 +100,16 @@ class ModuleIndex:
 
     def for_compatible(self, compatible: str, bus: str = "") -> ModuleInfo:
         """The module whose OF alias matches `compatible` (whatever the node's name and type),
-        or for an I2C device, the module whose i2c_device_id table has its name."""
+        or for an I2C or SPI device, the module whose i2c_device_id or spi_device_id table
+        has its name."""
         # What an OF device with this compatible announces, whatever its node's name and type.
         found = self.for_modalias(f"of:NdeviceT(null)C{compatible}")
-        if not found and bus == "i2c":
-            # The I2C core names a devicetree client after its compatible's part after the
-            # first comma (of_alias_from_compatible), and drivers without an OF table match
-            # that name against their i2c_device_id table: MODALIAS=i2c:<name>.
-            found = self.for_modalias(f"i2c:{compatible.partition(',')[2] or compatible}")
+        if not found and bus in ("i2c", "spi"):
+            # The I2C and SPI cores name a devicetree device after its compatible's part
+            # after the first comma (of_alias_from_compatible), and drivers without an OF
+            # table match that name against their i2c_device_id or spi_device_id table:
+            # MODALIAS=i2c:<name>, spi:<name>.
+            found = self.for_modalias(f"{bus}:{compatible.partition(',')[2] or compatible}")
         if not found:
             raise ModuleError(
                 f"no module in {self.modules_dir} has an alias for compatible {compatible!r}: "

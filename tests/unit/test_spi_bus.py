@@ -10,16 +10,18 @@ from pathlib import Path
 
 import pytest
 from dummy_machine import LISTINGS, DummyMachine, dummy_kernel, fake_include_root
+from helpers import make_ko
 
 from roadtest.backend.server import Backend
 from roadtest.backend.spi import VirtioSpi
 from roadtest.machine.qemu import X86_64_QEMU
 from roadtest.machine.uml import UML
-from roadtest.models import SPIModel
+from roadtest.models import SimpleSMBusModel, SPIModel
 from roadtest.testing import I2CDevice, SPIDevice
 from roadtest.testing import bus as buses
 from roadtest.testing.devices import Layout
 from roadtest.testing.devicetree import build
+from roadtest.testing.modules import ModuleError, ModuleIndex
 from roadtest.testing.session import RoadtestSession, virtio_nodes
 
 
@@ -47,7 +49,7 @@ def thermo(origin: str, addr: int | None = None) -> SPIDevice[Thermo]:
 
 SENSOR = I2CDevice(
     compatible="acme,sensor",
-    model=SPIModel,  # never attached here: a placeholder model type for the I2C device
+    model=lambda: SimpleSMBusModel(regs={0: 0x12}),
     dts='sensor@$addr$ { compatible = "acme,sensor"; reg = <0x$addr$>; };',
     origin="test_mixed.SENSOR",
 )
@@ -201,3 +203,14 @@ def test_a_machine_that_cannot_carry_spi_skips_with_one_reason(tmp_path: Path) -
         assert 'compatible = "virtio,device2d"' not in dts
     finally:
         session.stop()
+
+
+def test_a_driver_without_an_of_table_is_found_by_its_spi_device_id(tmp_path: Path) -> None:
+    # The SPI core names a devicetree device after its compatible's part after the comma,
+    # and announces MODALIAS=spi:<name> (drivers/spi/spi.c, of_register_spi_device).
+    root = tmp_path / "lib/modules/6.12.0-roadtest"
+    make_ko(root / "kernel/drivers/hwmon/lm70.ko", "alias=spi:tmp121", "depends=", "name=lm70")
+    index = ModuleIndex(root)
+    assert index.for_compatible("ti,tmp121", "spi").name == "lm70"
+    with pytest.raises(ModuleError):
+        index.for_compatible("ti,tmp121", "i2c")
