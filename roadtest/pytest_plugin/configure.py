@@ -12,7 +12,7 @@ from roadtest import signals
 from roadtest.checkout import repo_root
 from roadtest.fuzz import profiles
 from roadtest.kernel import default_cache_dir
-from roadtest.pytest_plugin import examples, timeouts
+from roadtest.pytest_plugin import examples, kernel_marks, timeouts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.ktap import KtapReport
 from roadtest.pytest_plugin.options import check_options
@@ -61,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "roadtest_time(mode): the test needs the guest's clock in this mode (sim: a model's "
         "datasheet timing); in another it is skipped, and the run's summary says so",
     )
+    config.addinivalue_line("markers", kernel_marks.MARKER_HELP)
     from hypothesis import settings
 
     # roadtest's quick profile unless a roadtest profile is loaded (`roadtest fuzz`) or

@@ -19,6 +19,7 @@ from roadtest.machine.base import TimeMode
 from roadtest.pytest_plugin import examples, gdb, tracecmd_capture, verdicts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.collection import collected
+from roadtest.pytest_plugin.kernel_marks import outside_range
 from roadtest.pytest_plugin.options import option_values, run_options, xdist_worker
 from roadtest.pytest_plugin.stash import (
     CALL_FAILED,
@@ -144,6 +145,10 @@ def guest(
 ) -> Iterator[RoadtestSession]:
     session = roadtest_session
     node_id = request.node.nodeid
+    elsewhere = outside_range(request.node, session.kernel.release)
+    if elsewhere is not None:
+        request.config.stash.setdefault(UNSUPPORTED, []).append(node_id)
+        pytest.skip(elsewhere)  # counted in the terminal summary too: never silent
     start = f"roadtest: start {node_id}"
     guest = _guest_for(request.config, session, start)
     module = getattr(request, "module", None)

@@ -43,8 +43,9 @@ def pytest_terminal_summary(
     unsupported = config.stash.get(UNSUPPORTED, [])
     if unsupported:
         terminalreporter.write_line(
-            f"roadtest: {len(unsupported)} tests unsupported on this machine or in this "
-            f"time mode (see their skip reasons, -rs), the first: {unsupported[0]}",
+            f"roadtest: {len(unsupported)} tests unsupported on this machine, in this "
+            "time mode or on this kernel (see their skip reasons, -rs), the first: "
+            f"{unsupported[0]}",
             yellow=True,
         )
     options = run_options(config)
