@@ -5,14 +5,24 @@ A channel's scale is written as 1/gain, the driver's `in_voltage_scale_available
 divided one million by the written value before checking it, so writing 0 divided by zero
 and killed the kernel (kernel-patches/iio/0008).
 
+With its DRDY line wired to an interrupt, the driver waits for that interrupt after each
+START/SYNC; one that never comes (DRDY stuck, a lost edge) is a timeout. The driver meant
+85 ms (its polling path waits that long) but gave that number of microseconds to
+msecs_to_jiffies(), so the read waited 85 s, in an uninterruptible sleep that the hung
+task detector reports (kernel-patches/iio/0013).
+
 From the ADS1119 datasheet: the internal reference is 2.048 V, the gain 1 or 4, and the
-result 16-bit two's complement, so one code is 2.048 V / gain / 2^15.
+result 16-bit two's complement, so one code is 2.048 V / gain / 2^15. The slowest data rate
+is 20 SPS (a conversion every 50 ms); DRDY is active low.
 """
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
+from roadtest.simtime.clock import NS_PER_S
 from roadtest.sweep.device import RegisterFile, RegisterPlan
 from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession, read_float, write_str
 from roadtest.testing.guestpath import GuestPath
@@ -32,6 +42,29 @@ ADC = I2CDevice(
         adc@$addr$ {
             compatible = "ti,ads1119";
             reg = <0x$addr$>;
+            #address-cells = <1>;
+            #size-cells = <0>;
+            #io-channel-cells = <1>;
+
+            channel@0 {
+                reg = <0>;
+                single-channel = <0>;
+            };
+        };
+    """,
+)
+
+
+ADC_WITH_DRDY = I2CDevice(
+    compatible="ti,ads1119",
+    model=ads1119,
+    gpios=("drdy",),
+    dts="""
+        adc@$addr$ {
+            compatible = "ti,ads1119";
+            reg = <0x$addr$>;
+            interrupt-parent = <&gpio>;
+            interrupts = <$drdy$ IRQ_TYPE_EDGE_FALLING>;
             #address-cells = <1>;
             #size-cells = <0>;
             #io-channel-cells = <1>;
@@ -71,3 +104,16 @@ def test_a_scale_of_no_gain_is_refused(guest: RoadtestSession, value: str) -> No
         with pytest.raises(OSError):
             write_str(scale(dev), value)
         assert read_float(scale(dev)) == pytest.approx(mv_per_code(4))
+
+
+@pytest.mark.roadtest_time("sim")
+def test_a_conversion_drdy_never_signals_times_out_soon(guest: RoadtestSession) -> None:
+    """DRDY never goes low: reading a channel fails with ETIMEDOUT, after a wait of the
+    order of the slowest conversion (50 ms at 20 SPS), not a minute and more."""
+    with guest.bound(ADC_WITH_DRDY) as dev:
+        raw = dev.path.only("iio:device*") / "in_voltage0_raw"
+        began = dev.model.clock.now()
+        with pytest.raises(OSError) as raised:
+            read_float(raw)
+        assert raised.value.errno == errno.ETIMEDOUT
+        assert dev.model.clock.now() - began < 1 * NS_PER_S
