@@ -26,8 +26,13 @@ def created_text(created: float) -> str:
 
 
 def _trace_title(path: str, header: Header) -> list[str]:
+    where = (
+        f"spi cs {header.address}"
+        if header.bus == "spi"
+        else f"{printable(header.bus, 60)} {header.address:#04x}"
+    )
     lines = [
-        f"# {path}: {header.compatible} at {header.bus} {header.address:#04x}, "
+        f"# {path}: {header.compatible} at {where}, "
         f"model {header.model or '(none)'}, regbytes {header.regbytes} {header.byteorder}",
         f"# kernel {header.kernel}, test {header.test}, recorded {created_text(header.created)}",
     ]

@@ -13,6 +13,13 @@ header's, or for a trace without one its extra "registers", imported only from
 roadtest's own models (roadtest.models.*);
 otherwise registers are shown by number. Every other transfer is shown as
 its raw messages: "i2c w 01 02 | r 3: 00 11 22".
+
+An SPI message reads "spi cs0 mode 0, 8 bits, 10 MHz: w 0b | r 2: 0c 80": the chip
+select, the first transfer's mode, word size and clock, then each transfer: `w` TX
+only, `r N` RX only, `x TX -> RX` both, ERR for TRANS_ERR, a word wider than 8 bits as
+its bytes in wire order without spaces; a transfer whose mode, word size or clock
+differs from the first's names its own in brackets, and cs_change, lane counts and
+delays are shown when set.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from roadtest.text import printable
 from roadtest.trace.format import Header
 from roadtest.trace.gpio import Direction, IrqType
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
+from roadtest.trace.spi import VIRTIO_SPI_TRANS_OK, spi_mode, word_bytes
 
 # Only our own models' modules are imported to name registers: a trace from
 # elsewhere cannot make us import (and so run) anything else, not even
@@ -228,6 +236,22 @@ class Decoder:
                 parts.append(f"w {_hex(data) if data else '-'}" + (" NACK" if failed else ""))
         return "i2c " + " | ".join(parts)
 
+    def spi(self, event: Mapping[str, Any]) -> str:
+        """An SPI message, one line (see the module's docstring)."""
+        xfers = event.get("xfers")
+        head = f"spi cs{event.get('cs')}"
+        if not isinstance(xfers, list) or not all(isinstance(x, Mapping) for x in xfers):
+            return f"{head} {xfers!r}"
+        if not xfers:
+            return head
+        first = _spi_clocking(xfers[0])
+        parts = []
+        for x in xfers:
+            own = _spi_clocking(x)
+            text = f"[{own}] " if own != first else ""
+            parts.append(text + _spi_xfer(x))
+        return f"{head} {first}: " + " | ".join(parts)
+
     def gpio_value(self, op: object, value: object) -> str:
         """A GPIO request's value: directions and IRQ types by their virtio-gpio names."""
         if op in ("set_direction", "get_direction") and isinstance(value, int):
@@ -261,6 +285,8 @@ class Decoder:
             if acc is not None:
                 return self._describe_access(acc, self._read_count(event))
             return self.raw_i2c(event.get("msgs"))
+        if kind == "spi":
+            return self.spi(event)
         if kind == "gpio":
             op = event.get("op")
             value = self.gpio_value(op, event.get("value"))
@@ -308,6 +334,10 @@ class Decoder:
                     return f"{got}, expected {'NACK' if e.failed else 'OK'}"
                 if a.values != e.values:
                     return f"{got}, expected {self.values(e.values)}"
+        elif expected.get("kind") == actual.get("kind") == "spi":
+            why = _spi_difference(expected, actual)
+            if why is not None:
+                return f"{why}; got: {got}; expected: {want}"
         elif expected.get("kind") == actual.get("kind") == "gpio":
             same = ("line", "op", "status")
             if all(expected.get(k) == actual.get(k) for k in same) and expected.get(
@@ -332,16 +362,140 @@ def differing_fields(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> 
         e, a = expected.get(key), actual.get(key)
         if e == a:
             continue
-        if key == "msgs" and isinstance(e, list) and isinstance(a, list) and len(e) == len(a):
+        if (
+            key in ("msgs", "xfers")
+            and isinstance(e, list)
+            and isinstance(a, list)
+            and len(e) == len(a)
+        ):
             for i, (em, am) in enumerate(zip(e, a, strict=True)):
                 if isinstance(em, Mapping) and isinstance(am, Mapping):
                     out += [
-                        f"msgs[{i}].{k}"
+                        f"{key}[{i}].{k}"
                         for k in sorted(set(em) | set(am), key=str)
                         if em.get(k) != am.get(k)
                     ]
                 elif em != am:
-                    out.append(f"msgs[{i}]")
+                    out.append(f"{key}[{i}]")
         else:
             out.append(key)
     return out
+
+
+def hz(freq: object) -> str:
+    """A clock rate: "10 MHz", "400 kHz", "1234 Hz"."""
+    if type(freq) is not int:
+        return f"{freq!r} Hz"
+    if freq and freq % 1_000_000 == 0:
+        return f"{freq // 1_000_000} MHz"
+    if freq and freq % 1000 == 0:
+        return f"{freq // 1000} kHz"
+    return f"{freq} Hz"
+
+
+def _spi_clocking(x: Mapping[str, Any]) -> str:
+    mode, bpw = x.get("mode"), x.get("bits_per_word")
+    shown_mode = spi_mode(mode) if type(mode) is int else f"mode {mode!r}"
+    return f"{shown_mode}, {bpw} bits, {hz(x.get('freq'))}"
+
+
+def _spi_data(data: bytes, bits_per_word: object) -> str:
+    size = word_bytes(bits_per_word) if type(bits_per_word) is int else 1
+    if size == 1:
+        return _hex(data)
+    return " ".join(data[i : i + size].hex() for i in range(0, len(data), size))
+
+
+# What a transfer's line names when it is set (the lane counts: when not SINGLE).
+_SPI_EXTRAS = (
+    ("tx_nbits", "tx_nbits"),
+    ("rx_nbits", "rx_nbits"),
+    ("word_delay_ns", "word delay {} ns"),
+    ("cs_setup_ns", "cs setup {} ns"),
+    ("cs_delay_hold_ns", "cs hold {} ns"),
+    ("cs_change_delay_inactive_ns", "cs inactive {} ns"),
+)
+
+
+def _spi_xfer(x: Mapping[str, Any]) -> str:
+    tx, rx, bpw = x.get("tx"), x.get("rx"), x.get("bits_per_word")
+    failed = x.get("result", VIRTIO_SPI_TRANS_OK) != VIRTIO_SPI_TRANS_OK
+    sent = _spi_data(tx, bpw) if isinstance(tx, bytes) and tx else "-"
+    if failed:
+        got = "ERR"
+    elif isinstance(rx, bytes):
+        got = _spi_data(rx, bpw) if rx else "?"  # "?": not answered (a driver's question)
+    else:
+        got = repr(rx)
+    if tx is not None and rx is not None:
+        text = f"x {sent} -> {got}"
+    elif rx is not None:
+        text = f"r {x.get('len')}: {got}"
+    elif tx is not None:
+        text = f"w {sent}" + (" ERR" if failed else "")
+    else:
+        text = f"none ({x.get('len')} bytes)" + (" ERR" if failed else "")
+    for key, what in _SPI_EXTRAS:
+        value = x.get(key)
+        if key.endswith("nbits"):
+            if value not in (0, 1, None):
+                text += f" {what} {value}"
+        elif value:
+            text += " " + what.format(value)
+    if x.get("cs_change"):
+        text += " cs_change"
+    return text
+
+
+# What of an SPI transfer replay compares besides its buffers, in the order it reports.
+_SPI_QUESTION = (
+    "mode",
+    "bits_per_word",
+    "freq",
+    "cs_change",
+    "len",
+    "tx_nbits",
+    "rx_nbits",
+    "word_delay_ns",
+    "cs_setup_ns",
+    "cs_delay_hold_ns",
+    "cs_change_delay_inactive_ns",
+)
+
+
+def _spi_difference(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> str | None:
+    """The first way the driver's SPI message (`actual`) differs from the recorded one, as
+    the question goes (the answers, RX and results, are the trace's): "cs0 transfer 1:
+    TX byte 2 is 0x12, expected 0x34"; None if it does not."""
+    cs, want_cs = actual.get("cs"), expected.get("cs")
+    if cs != want_cs:
+        return f"chip select {cs}, expected chip select {want_cs}"
+    got, want = actual.get("xfers"), expected.get("xfers")
+    if not isinstance(got, list) or not isinstance(want, list):
+        return None
+    if len(got) != len(want):
+        return f"cs{cs}: {len(got)} transfers in the message, expected {len(want)}"
+    for i, (a, e) in enumerate(zip(got, want, strict=True)):
+        if not isinstance(a, Mapping) or not isinstance(e, Mapping):
+            continue
+        where = f"cs{cs} transfer {i}"
+        for key, buffer in (("tx", "a TX"), ("rx", "an RX")):
+            has, had = a.get(key) is not None, e.get(key) is not None
+            if has != had:
+                return (
+                    f"{where} has {buffer if has else 'no ' + buffer.split()[1]} buffer, "
+                    f"expected {'one' if had else 'none'}"
+                )
+        for key in _SPI_QUESTION:
+            va, ve = a.get(key), e.get(key)
+            if va != ve:
+                if key == "mode" and type(va) is int and type(ve) is int:
+                    return f"{where}: {spi_mode(va)}, expected {spi_mode(ve)}"
+                if key == "freq":
+                    return f"{where}: {hz(va)}, expected {hz(ve)}"
+                return f"{where}: {key} {va}, expected {ve}"
+        ta, te = a.get("tx"), e.get("tx")
+        if isinstance(ta, bytes) and isinstance(te, bytes) and ta != te:
+            j = next(j for j, (x, y) in enumerate(zip(ta, te, strict=False)) if x != y)
+            return f"{where}: TX byte {j} is {ta[j]:#04x}, expected {te[j]:#04x}"
+    return None

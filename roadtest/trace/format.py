@@ -1,14 +1,16 @@
-"""The trace file format, schema version 1 (the full, versioned schema is SCHEMA.md here).
+"""The trace file format, schema version 2 (the full, versioned schema is SCHEMA.md here).
 
 A trace (``*.rtrace``) records what one driver did with one device in one
 test. The file is ONE lz4 frame (linked blocks, a checksum per block and one
 over the content) whose decompressed content is a stream of msgpack objects:
 
-- first the header map: ``{"format": "roadtest-trace", "schema": 1,
-  "kernel": str, "test": str, "bus": "i2c", "address": int,
+- first the header map: ``{"format": "roadtest-trace", "schema": 1 or 2,
+  "kernel": str, "test": str, "bus": "i2c" | "spi", "address": int,
   "compatible": str, "model": "module:Class" or "", "regbytes": int,
   "byteorder": "little" | "big", "created": float}``; unknown extra keys
-  are kept (forward compatible); a bigger ``schema`` is refused;
+  are kept (forward compatible); a bigger ``schema`` is refused; a trace is
+  written with the lowest schema that has its bus's events (`schema_for`): 1 for
+  I2C, 2 for SPI, so that an older roadtest still reads an I2C trace;
 - then one map per event: ``{"seq": 0, 1, 2, ..., "t": time.monotonic_ns(),
   "kind": str, ...}`` with, per kind,
 
@@ -16,6 +18,12 @@ over the content) whose decompressed content is a stream of msgpack objects:
     virtio-i2c transfer (flags bit 0 FAIL_NEXT, bit 1 M_RD; ``data`` is what
     was written, or the response read, ``b""`` when the read failed;
     status 0 OK, 1 ERR);
+  - ``spi`` (schema 2): ``"cs": int, "xfers": [{"bits_per_word", "cs_change",
+    "tx_nbits", "rx_nbits", "mode", "freq", "word_delay_ns", "cs_setup_ns",
+    "cs_delay_hold_ns", "cs_change_delay_inactive_ns", "len", "tx", "rx",
+    "result"}, ...]``, one virtio-spi message (the transfers of one chip-select
+    assertion; ``tx`` nil without a tx_buf, ``rx`` nil without an rx_buf and
+    ``b""`` when the transfer failed; result 0 OK, 2 TRANS_ERR);
   - ``gpio``: ``"line", "name", "op", "value", "status"``, a request from the
     driver (``op`` in GPIO_OPS);
   - ``irq``: ``"line", "name", "level"``, an input level a model drove;
@@ -56,12 +64,45 @@ from roadtest.trace.i2c import (
     VIRTIO_I2C_MSG_ERR,
     VIRTIO_I2C_MSG_OK,
 )
+from roadtest.trace.spi import (
+    MAX_CS,
+    MODE_BITS,
+    NBITS,
+    SPI_XFER_MAX_LEN,
+    VIRTIO_SPI_PARAM_ERR,
+    VIRTIO_SPI_TRANS_ERR,
+    VIRTIO_SPI_TRANS_OK,
+    word_bytes,
+)
 
 FORMAT: Final = "roadtest-trace"
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2  # the newest this roadtest reads and writes
 SUFFIX: Final = ".rtrace"
 
-KINDS: Final = frozenset({"i2c", "gpio", "irq", "marker"})
+KINDS: Final = frozenset({"i2c", "spi", "gpio", "irq", "marker"})
+# The schema that brought each kind in (the others are schema 1's).
+KIND_SCHEMA: Final = {"spi": 2}
+# An SPI transfer's fields besides its data: the head's, by the spec's names, and their top.
+SPI_HEAD_FIELDS: Final = (
+    ("bits_per_word", 32),
+    ("cs_change", 1),
+    ("tx_nbits", 8),
+    ("rx_nbits", 8),
+    ("mode", MODE_BITS),
+    ("freq", 0xFFFFFFFF),
+    ("word_delay_ns", 0xFFFFFFFF),
+    ("cs_setup_ns", 0xFFFFFFFF),
+    ("cs_delay_hold_ns", 0xFFFFFFFF),
+    ("cs_change_delay_inactive_ns", 0xFFFFFFFF),
+)
+
+
+def schema_for(bus: str) -> int:
+    """The schema a trace of a device on `bus` is written with: the lowest that has its
+    bus's events (an older roadtest then still reads a trace it could read before)."""
+    return 2 if bus == "spi" else 1
+
+
 GPIO_OPS: Final = frozenset(
     {"set_direction", "get_direction", "set_value", "get_value", "irq_type", "unmask", "mask"}
 )
@@ -242,11 +283,13 @@ class Header:
     byteorder: Literal["little", "big"] = "little"
     created: float = field(default_factory=time.time)  # unix time
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as read
+    # The schema the file declares, once read (0: not read; written as `schema_for(bus)`).
+    schema: int = field(default=0, compare=False)
 
     def to_map(self) -> dict[str, Any]:
         known = {
             "format": FORMAT,
-            "schema": SCHEMA_VERSION,
+            "schema": schema_for(self.bus),
             "kernel": self.kernel,
             "test": self.test,
             "bus": self.bus,
@@ -298,16 +341,20 @@ class Header:
             byteorder="little" if byteorder == "little" else "big",
             created=float(created),
             extra=extra,
+            schema=schema,
         )
 
 
-def validate_event(event: Mapping[str, Any], seq: int | None = None) -> None:
+def validate_event(
+    event: Mapping[str, Any], seq: int | None = None, schema: int = SCHEMA_VERSION
+) -> None:
     """Check one event map against the schema; ValueError names the event and the problem.
 
-    `seq` is the sequence number the event must have (None: any).
+    `seq` is the sequence number the event must have (None: any); `schema` the one its
+    trace declares (a kind a later schema brought in is refused in an earlier one's).
     """
     if not _valid_i2c_event(event, seq):
-        _validate_event(event, seq)
+        _validate_event(event, seq, schema)
 
 
 def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
@@ -355,7 +402,7 @@ def _valid_i2c_event(event: Mapping[str, Any], seq: int | None) -> bool:
     return True
 
 
-def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
+def _validate_event(event: Mapping[str, Any], seq: int | None, schema: int) -> None:
     got_seq = event.get("seq")
     if "seq" not in event:
         raise ValueError(f"{'event' if seq is None else f'event seq {seq}'}: missing 'seq'")
@@ -370,12 +417,31 @@ def _validate_event(event: Mapping[str, Any], seq: int | None) -> None:
         _want_int(where, "sim", event["sim"])
     kind = _want_str(where, "kind", _get(where, event, "kind"))
     where = f"{where} ({printable(kind, 60)})"
+    since = KIND_SCHEMA.get(kind, 1)
+    if since > schema:
+        raise ValueError(
+            f"{where}: the {kind!r} kind is schema {since}'s, and this trace is schema {schema}"
+        )
     if kind == "i2c":
         msgs = _get(where, event, "msgs")
         if not isinstance(msgs, (list, tuple)) or not msgs:
             raise ValueError(f"{where}: 'msgs' must be a non-empty list")
         for i, msg in enumerate(msgs):
             _validate_i2c_msg(f"{where}: msgs[{i}]", msg)
+    elif kind == "spi":
+        _want_int(where, "cs", _get(where, event, "cs"), high=MAX_CS)
+        xfers = _get(where, event, "xfers")
+        if not isinstance(xfers, (list, tuple)) or not xfers:
+            raise ValueError(f"{where}: 'xfers' must be a non-empty list")
+        failed = False
+        for i, xfer in enumerate(xfers):
+            ok = _validate_spi_xfer(f"{where}: xfers[{i}]", xfer)
+            if ok and failed:
+                raise ValueError(
+                    f"{where}: xfers[{i}] is OK after a failed transfer (a message stops at "
+                    "its first failure)"
+                )
+            failed |= not ok
     elif kind == "gpio":
         _want_int(where, "line", _get(where, event, "line"), high=MAX_LINE)
         _want_str(where, "name", _get(where, event, "name"))
@@ -415,6 +481,47 @@ def _validate_i2c_msg(where: str, msg: object) -> None:
         raise ValueError(f"{where}: a failed read has {len(data)} data bytes, not none")
 
 
+def _validate_spi_xfer(where: str, xfer: object) -> bool:
+    """Check one transfer of an SPI event; whether it succeeded."""
+    if not isinstance(xfer, dict):
+        raise ValueError(f"{where}: must be a map, not {_type_name(xfer)}")
+    head = {
+        key: _want_int(where, key, _get(where, xfer, key), high=top) for key, top in SPI_HEAD_FIELDS
+    }
+    if not head["bits_per_word"]:
+        raise ValueError(f"{where}: 'bits_per_word' is 0, not 1..32")
+    for key in ("tx_nbits", "rx_nbits"):
+        if head[key] not in NBITS:
+            raise ValueError(f"{where}: {key!r} is {head[key]}, not 0, 1, 2, 4 or 8")
+    length = _want_int(where, "len", _get(where, xfer, "len"), high=SPI_XFER_MAX_LEN)
+    size = word_bytes(head["bits_per_word"])
+    if length % size:
+        raise ValueError(
+            f"{where}: 'len' {length} is not a whole number of {size}-byte words "
+            f"({head['bits_per_word']} bits per word)"
+        )
+    tx, rx = _get(where, xfer, "tx"), _get(where, xfer, "rx")
+    for key, data in (("tx", tx), ("rx", rx)):
+        if data is not None and type(data) is not bytes:
+            raise ValueError(f"{where}: {key!r} must be bytes or nil, not {_type_name(data)}")
+    result = _want_int(where, "result", _get(where, xfer, "result"), high=VIRTIO_SPI_TRANS_ERR)
+    if result == VIRTIO_SPI_PARAM_ERR:
+        raise ValueError(
+            f"{where}: 'result' is 1 (PARAM_ERR), which the controller answers without "
+            "the device: not 0 (OK) or 2 (TRANS_ERR)"
+        )
+    if tx is not None and len(tx) != length:
+        raise ValueError(f"{where}: 'len' {length} and 'tx' has {len(tx)} bytes")
+    if tx is None and rx is None and length:
+        raise ValueError(f"{where}: 'len' {length} with neither 'tx' nor 'rx'")
+    if rx is not None:
+        if result == VIRTIO_SPI_TRANS_OK and len(rx) != length:
+            raise ValueError(f"{where}: 'len' {length} and 'rx' has {len(rx)} bytes")
+        if result != VIRTIO_SPI_TRANS_OK and rx:
+            raise ValueError(f"{where}: a failed transfer has {len(rx)} 'rx' bytes, not none")
+    return result == VIRTIO_SPI_TRANS_OK
+
+
 def _normalise(kind: str, fields: dict[str, Any]) -> None:
     """Bytes-like message data to bytes, and a marker's missing detail to None (writer side)."""
     if kind == "i2c" and isinstance(fields.get("msgs"), (list, tuple)):
@@ -431,6 +538,16 @@ def _normalise(kind: str, fields: dict[str, Any]) -> None:
                 msg = dict(msg)
             msgs.append(msg)
         fields["msgs"] = msgs
+    elif kind == "spi" and isinstance(fields.get("xfers"), (list, tuple)):
+        fields["xfers"] = [
+            {
+                k: bytes(v) if k in ("tx", "rx") and isinstance(v, (bytearray, memoryview)) else v
+                for k, v in xfer.items()
+            }
+            if isinstance(xfer, Mapping)
+            else xfer
+            for xfer in fields["xfers"]
+        ]
     elif kind == "marker":
         fields.setdefault("detail", None)
 
@@ -472,6 +589,7 @@ class TraceWriter:
             raise ValueError(f"flush_every must be 0 or more, not {flush_every}")
         self.path = Path(path)
         self.header = header
+        self.schema = schema_for(header.bus)
         self.flush_every = flush_every
         self.flush_after_ns = None if flush_after is None else int(flush_after * 1e9)
         self.validate = validate
@@ -536,7 +654,7 @@ class TraceWriter:
         seq = self._seq
         event = {"seq": seq, "t": t, "kind": kind, **fields}
         if self.validate:
-            validate_event(event, seq)
+            validate_event(event, seq, self.schema)
         try:
             self._file.write(lz4.frame.compress_chunk(self._ctx, _pack(event)))
         except OSError as err:
@@ -868,7 +986,7 @@ class TraceReader(Iterator[dict[str, Any]]):
                     self.events,
                 )
             try:
-                validate_event(obj, self.events)
+                validate_event(obj, self.events, self.header.schema)
             except (ValueError, TypeError) as err:  # TypeError: a check that missed a type
                 raise self._stream_error(start, str(err), self.events) from None
         except BaseException:

@@ -209,7 +209,11 @@ def test_a_register_value_the_test_set_is_shown_in_hex() -> None:
 
 def test_malformed_events_are_still_described() -> None:
     d = decoder()
-    assert d.describe({"kind": "spi", "x": 1}) == "spi x=1"
+    assert d.describe({"kind": "spmi", "x": 1}) == "spmi x=1"
+    assert d.describe({"kind": "spi", "x": 1}) == "spi csNone None"
+    assert d.describe({"kind": "spi", "cs": 1, "xfers": [{"tx": 5}]}) == (
+        "spi cs1 mode None, None bits, None Hz: w -"
+    )
     assert d.describe({"kind": "i2c", "msgs": "zz"}) == "i2c 'zz'"
     assert d.describe({"kind": "i2c", "msgs": [{"flags": "?"}]}) == "i2c w -"
     assert d.describe({}) == "None"

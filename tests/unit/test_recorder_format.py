@@ -114,7 +114,8 @@ def test_the_file_is_one_standard_lz4_frame_of_msgpack(tmp_path: Path) -> None:
     unpacker = msgpack.Unpacker(raw=False)
     unpacker.feed(lz4.frame.decompress(path.read_bytes()))
     first, *events = list(unpacker)
-    assert first["format"] == FORMAT and first["schema"] == SCHEMA_VERSION
+    # An I2C trace keeps schema 1, which a roadtest from before SPI reads.
+    assert first["format"] == FORMAT and first["schema"] == 1 < SCHEMA_VERSION
     assert first["bus"] == "i2c" and first["address"] == 0x48 and first["byteorder"] == "little"
     assert [e["seq"] for e in events] == list(range(len(SAMPLE)))
 
@@ -144,7 +145,10 @@ def test_the_writer_takes_bytes_like_data_and_fills_a_markers_detail(tmp_path: P
 def test_the_writer_refuses_events_outside_the_schema(tmp_path: Path) -> None:
     with TraceWriter(tmp_path / "t.rtrace", header()) as writer:
         with pytest.raises(ValueError, match="unknown kind"):
-            writer.event("spi", data=b"")
+            writer.event("spmi", data=b"")
+        # An I2C device's trace is schema 1, which has no SPI events.
+        with pytest.raises(ValueError, match="the 'spi' kind is schema 2's, and this trace is"):
+            writer.event("spi", cs=0, xfers=[])
         with pytest.raises(ValueError, match="assigns"):
             writer.event("irq", seq=3, line=1, name="irq", level=0)
         with pytest.raises(ValueError, match="'len' 3 has 2 data bytes"):
@@ -358,8 +362,8 @@ def test_files_that_are_not_traces(tmp_path: Path) -> None:
 
 
 def test_a_newer_schema_is_refused_and_missing_header_keys_named(tmp_path: Path) -> None:
-    newer = raw_trace(tmp_path / "newer.rtrace", {**header().to_map(), "schema": 2})
-    assert "schema 2 is newer than this roadtest supports (1)" in str(read_error(newer))
+    newer = raw_trace(tmp_path / "newer.rtrace", {**header().to_map(), "schema": 3})
+    assert "schema 3 is newer than this roadtest supports (2)" in str(read_error(newer))
     incomplete = {k: v for k, v in header().to_map().items() if k != "compatible"}
     assert "header: missing 'compatible'" in str(
         read_error(raw_trace(tmp_path / "h.rtrace", incomplete))
@@ -378,7 +382,8 @@ def event(seq: int, **fields: Any) -> dict[str, Any]:
     ("bad", "message"),
     [
         (event(2, kind="marker", what="x", detail=None), "event seq 2: seq is not consecutive"),
-        (event(0, kind="spi"), "event seq 0 (spi): unknown kind"),
+        (event(0, kind="spmi"), "event seq 0 (spmi): unknown kind"),
+        (event(0, kind="spi"), "event seq 0 (spi): the 'spi' kind is schema 2's, and this"),
         (event(0, kind="irq", line=1, name="irq"), "event seq 0 (irq): missing 'level'"),
         ({"seq": 0, "kind": "marker", "what": "x", "detail": 1}, "event seq 0: missing 't'"),
         # An event without seq, after a good one; and an I2C one (the quick check).

@@ -1,0 +1,84 @@
+"""virtio-spi's results, mode bits and lane counts (the virtio specification's "SPI Controller
+Device" section, virtio 1.4 draft, oasis-tcs/virtio-spec device-types/spi/description.tex).
+
+They are what crosses the bus, and a trace holds them verbatim: the backend
+(roadtest.backend.spi) reads and writes them on the wire, the recorder stores them, and
+replay and `roadtest trace show` read them back. Written here once for all of those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from roadtest.backend.spi import SPITransfer
+
+# struct virtio_spi_transfer_result's `result`.
+VIRTIO_SPI_TRANS_OK: Final = 0
+VIRTIO_SPI_PARAM_ERR: Final = 1
+VIRTIO_SPI_TRANS_ERR: Final = 2
+
+# The transfer head's `mode`.
+VIRTIO_SPI_CPHA: Final = 1 << 0
+VIRTIO_SPI_CPOL: Final = 1 << 1
+VIRTIO_SPI_CS_HIGH: Final = 1 << 2
+VIRTIO_SPI_MODE_LSB_FIRST: Final = 1 << 3
+VIRTIO_SPI_MODE_LOOP: Final = 1 << 4
+MODE_BITS: Final = 0x1F  # the bits the spec defines; a head with others is refused
+MODE_NAMES: Final = (
+    (VIRTIO_SPI_CS_HIGH, "CS_HIGH"),
+    (VIRTIO_SPI_MODE_LSB_FIRST, "LSB_FIRST"),
+    (VIRTIO_SPI_MODE_LOOP, "LOOP"),
+)
+
+# The head's tx_nbits / rx_nbits: 0 and 1 are SINGLE, then DUAL, QUAD, OCTAL.
+NBITS: Final = frozenset({0, 1, 2, 4, 8})
+
+# The chip select is the head's u8 chip_select_id.
+MAX_CS: Final = 0xFF
+
+# A transfer of a trace holds at most this many bytes each way: the trace reader's limit
+# on one bin value (roadtest.trace.format.MAX_EVENT_BYTES). virtio-spi itself bounds a
+# transfer by the descriptors' le32 lengths only.
+SPI_XFER_MAX_LEN: Final = 1 << 20
+
+
+def word_bytes(bits_per_word: int) -> int:
+    """How many bytes of a buffer hold one word (Linux's spi_transfer convention)."""
+    return 1 if bits_per_word <= 8 else 2 if bits_per_word <= 16 else 4
+
+
+def spi_mode(mode: int) -> str:
+    """A mode as people name it: "mode 0".."mode 3" (CPOL, CPHA), then the other bits."""
+    number = (2 if mode & VIRTIO_SPI_CPOL else 0) | (1 if mode & VIRTIO_SPI_CPHA else 0)
+    names = [name for bit, name in MODE_NAMES if mode & bit]
+    rest = mode & ~MODE_BITS
+    if rest:
+        names.append(f"{rest:#x}")
+    return " ".join([f"mode {number}", *names])
+
+
+def spi_xfers(transfers: Sequence[SPITransfer], answered: bool = True) -> list[dict[str, Any]]:
+    """The transfers of a message as an `spi` event holds them (SCHEMA.md): each head's
+    fields, its TX, and, when `answered`, the RX and result that went back to the driver
+    (else an RX of b"" and OK: the question alone, as replay compares it)."""
+    return [
+        {
+            "bits_per_word": t.bits_per_word,
+            "cs_change": t.cs_change,
+            "tx_nbits": t.tx_nbits,
+            "rx_nbits": t.rx_nbits,
+            "mode": t.mode,
+            "freq": t.freq,
+            "word_delay_ns": t.word_delay_ns,
+            "cs_setup_ns": t.cs_setup_ns,
+            "cs_delay_hold_ns": t.cs_hold_ns,
+            "cs_change_delay_inactive_ns": t.cs_inactive_ns,
+            "len": t.length,
+            "tx": None if t.tx is None else bytes(t.tx),
+            "rx": (bytes(t.rx) if answered else b"") if t.rx_wanted else None,
+            "result": t.result if answered else VIRTIO_SPI_TRANS_OK,
+        }
+        for t in transfers
+    ]
