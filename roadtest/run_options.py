@@ -173,7 +173,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--roadtest-record",
         "value",
-        "write a trace of every I2C device each test uses under DIR/<chip>/",
+        "write a trace of every I2C and SPI device each test uses under DIR/<chip>/",
         metavar="DIR",
     ),
     Option(

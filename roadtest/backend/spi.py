@@ -69,6 +69,20 @@ from roadtest.backend.virtqueue import Request, Virtqueue
 from roadtest.models.base import SPIModel
 from roadtest.text import count
 
+# The results, the head's mode bits and the word size are the trace's too.
+from roadtest.trace.spi import (
+    MODE_BITS,
+    VIRTIO_SPI_CPHA,
+    VIRTIO_SPI_CPOL,
+    VIRTIO_SPI_CS_HIGH,
+    VIRTIO_SPI_MODE_LOOP,
+    VIRTIO_SPI_MODE_LSB_FIRST,
+    VIRTIO_SPI_PARAM_ERR,
+    VIRTIO_SPI_TRANS_ERR,
+    VIRTIO_SPI_TRANS_OK,
+    word_bytes,
+)
+
 log = logging.getLogger("roadtest.backend.spi")
 
 VIRTIO_ID_SPI: Final = 45
@@ -77,17 +91,6 @@ CONFIG: Final = struct.Struct("<BBBBIIIIIII")
 HEAD: Final = struct.Struct("<BBBBB3xIIIIII")
 HEAD_SIZE: Final = HEAD.size  # 32
 
-VIRTIO_SPI_TRANS_OK: Final = 0
-VIRTIO_SPI_PARAM_ERR: Final = 1
-VIRTIO_SPI_TRANS_ERR: Final = 2
-
-# mode, in the transfer head.
-VIRTIO_SPI_CPHA: Final = 1 << 0
-VIRTIO_SPI_CPOL: Final = 1 << 1
-VIRTIO_SPI_CS_HIGH: Final = 1 << 2
-VIRTIO_SPI_MODE_LSB_FIRST: Final = 1 << 3
-VIRTIO_SPI_MODE_LOOP: Final = 1 << 4
-_MODE_BITS: Final = 0x1F
 
 # mode_func_supported, in the config.
 VIRTIO_SPI_MF_SUPPORT_CPHA_0: Final = 1 << 0
@@ -225,9 +228,18 @@ class SPIHandler(Protocol):
     def message(self, message: SPIMessage) -> None: ...
 
 
-def word_bytes(bits_per_word: int) -> int:
-    """How many bytes of a buffer hold one word (Linux's spi_transfer convention)."""
-    return 1 if bits_per_word <= 8 else 2 if bits_per_word <= 16 else 4
+class SPIObserver(Protocol):
+    """Sees one chip select's messages: `begin` before the handler answers, `end` with the
+    answers that went back to the driver (a failed transfer's RX empty)."""
+
+    def begin(self, message: SPIMessage) -> None: ...
+
+    def end(self, message: SPIMessage) -> None: ...
+
+
+# What goes on a chip select: what answers (a chip model, behind the model adapter, or a
+# handler), and who observes.
+SPITarget = tuple["SPIModel | SPIHandler", SPIObserver | None]
 
 
 def swap_words(data: bytes, size: int) -> bytes:
@@ -262,10 +274,16 @@ def bus_time_ns(messages: Sequence[SPIMessage], max_freq_hz: int) -> int:
 
 
 class _Target:
-    __slots__ = ("handler", "attached")
+    __slots__ = ("handler", "observer", "attached")
 
-    def __init__(self, handler: SPIHandler, attached: SPIModel | SPIHandler) -> None:
+    def __init__(
+        self,
+        handler: SPIHandler,
+        observer: SPIObserver | None,
+        attached: SPIModel | SPIHandler,
+    ) -> None:
         self.handler = handler
+        self.observer = observer
         self.attached = attached
 
 
@@ -277,9 +295,11 @@ class SPIBus:
         self.targets: dict[int, _Target] = {}
         self._lock = threading.Lock()
 
-    def attach(self, cs: int, target: SPIModel | SPIHandler) -> None:
+    def attach(
+        self, cs: int, target: SPIModel | SPIHandler, observer: SPIObserver | None = None
+    ) -> None:
         """Put `target` on chip select `cs`: a chip model (behind the model adapter) or a
-        handler."""
+        handler, and `observer` to see its messages (the recorder)."""
         if not 0 <= cs < self.cs_max_number:
             raise ValueError(f"SPI chip select {cs} is not in 0-{self.cs_max_number - 1}")
         if isinstance(target, SPIModel):
@@ -294,7 +314,7 @@ class SPIBus:
                 raise ValueError(
                     f"SPI chip select {cs} already has {type(other.attached).__name__} attached"
                 )
-            self.targets[cs] = _Target(handler, target)
+            self.targets[cs] = _Target(handler, observer, target)
 
     def detach(self, cs: int) -> SPIModel | SPIHandler | None:
         """Remove and return what was attached on `cs` (None if there was nothing)."""
@@ -319,7 +339,12 @@ class SPIBus:
                 t.rx = bytes([IDLE_MISO]) * t.length
                 t.result = VIRTIO_SPI_TRANS_OK
             return
-        handler = target.handler
+        handler, observer = target.handler, target.observer
+        if observer is not None:
+            try:
+                observer.begin(message)
+            except BaseException as exc:
+                message.fault("observer.begin()", exc)
         try:
             handler.message(message)
         except BaseException as exc:
@@ -333,6 +358,11 @@ class SPIBus:
             failed = True
             t.result = VIRTIO_SPI_TRANS_ERR
             t.rx = b""
+        if observer is not None:
+            try:
+                observer.end(message)
+            except BaseException as exc:
+                message.fault("observer.end()", exc)
 
 
 def _bad_rx(t: SPITransfer) -> Exception:
@@ -383,8 +413,10 @@ class VirtioSpi(VirtioDevice):
         # Test fragments are its children: reg = <chip select>, no size.
         self.dt_properties = "#address-cells = <1>;\n#size-cells = <0>;"
 
-    def attach(self, cs: int, target: SPIModel | SPIHandler) -> None:
-        self.bus.attach(cs, target)
+    def attach(
+        self, cs: int, target: SPIModel | SPIHandler, observer: SPIObserver | None = None
+    ) -> None:
+        self.bus.attach(cs, target, observer)
 
     def detach(self, cs: int) -> SPIModel | SPIHandler | None:
         return self.bus.detach(cs)
@@ -429,7 +461,7 @@ class VirtioSpi(VirtioDevice):
             if needs & ~supported:
                 return f"{what} {nbits} is not offered ({what}_supported {supported:#x})"
         mode = t.mode
-        if mode & ~_MODE_BITS:
+        if mode & ~MODE_BITS:
             return f"mode {mode:#x} sets reserved bits"
         mf = self.mode_func_supported
         for bit, off, on, name in (

@@ -9,8 +9,9 @@ naming the model's class and call.
 
 from __future__ import annotations
 
-from roadtest.backend.spi import VIRTIO_SPI_TRANS_OK, SPIMessage
+from roadtest.backend.spi import SPIMessage
 from roadtest.models.base import SPIModel
+from roadtest.trace.spi import VIRTIO_SPI_TRANS_OK
 
 
 class SPIModelHandler:

@@ -12,6 +12,12 @@ script's events in order, each before the device's next transfer.
 - `TransferFails(k)`: the next transfer's messages before k complete, and message k and
   every later one fail (VIRTIO_I2C_MSG_ERR: a NACK and a bus error are one status).
 
+On SPI (`ScriptedSPIHandler`) a device's "transfer" here is one message (a chip-select
+assertion), and its "messages" are the message's SPI transfers: `TransferFails(k)` lets
+transfers 0..k-1 reach the device and answers k and every later one with TRANS_ERR (the
+one failure virtio-spi has for a transfer whose parameters were valid), `Pass(n)` lets n
+messages go; the other events are the same.
+
 Events are applied when the next transfer comes, so a script's tail after the driver's
 last transfer is not applied. `applied` counts what was.
 """
@@ -23,47 +29,31 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 
 from roadtest.backend.i2c_transfer import Transfer, TransferHandler
+from roadtest.backend.spi import SPIHandler, SPIMessage
+from roadtest.backend.spi_model import SPIModelHandler
 from roadtest.fuzz.events import DeviceEvent, InterruptChange, Pass, RegisterChange, TransferFails
-from roadtest.models.base import I2CModel, Line
+from roadtest.models.base import ChipModel, I2CModel, Line, SPIModel
 from roadtest.models.interrupt import InterruptPin
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR
+from roadtest.trace.spi import VIRTIO_SPI_TRANS_ERR
 
 
-class ScriptedHandler:
-    """`inner` (what answers for `model`'s device) with `script` applied."""
+class _Script:
+    """A script's events, applied to `model` one transfer at a time."""
 
     def __init__(
-        self,
-        inner: TransferHandler,
-        model: I2CModel,
-        script: Sequence[DeviceEvent],
-        lines: Mapping[str, Line],
+        self, model: ChipModel, script: Sequence[DeviceEvent], lines: Mapping[str, Line]
     ) -> None:
-        self.inner = inner
         self.model = model
         self.lines = lines
-        self.name = f"scripted {getattr(inner, 'name', type(model).__name__)}"
         self._pending: deque[DeviceEvent] = deque(script)
         self._passing = 0  # transfers left of the current Pass
         self._lock = threading.Lock()
         self.applied = 0
 
-    def transfer(self, transfer: Transfer) -> None:
-        with self._lock:
-            fail_at = self._next(transfer)
-        if fail_at is None:
-            self.inner.transfer(transfer)
-            return
-        served = transfer.messages[:fail_at]
-        if served:
-            self.inner.transfer(Transfer(transfer.addr, served))
-        for msg in transfer.messages[fail_at:]:
-            msg.status = VIRTIO_I2C_MSG_ERR
-            if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
-                msg.data = b""
-
-    def _next(self, transfer: Transfer) -> int | None:
-        """Apply the events due before this transfer; the message it fails at, if any."""
+    def _next(self, messages: int) -> int | None:
+        """Apply the events due before a transfer of `messages` messages; the message it
+        fails at, if any."""
         if self._passing:
             self._passing -= 1
             return None
@@ -81,7 +71,7 @@ class ScriptedHandler:
             elif isinstance(event, InterruptChange):
                 self._interrupt(event)
             elif isinstance(event, TransferFails):
-                return min(event.at_message, len(transfer.messages))
+                return min(event.at_message, messages)
         return None
 
     def _interrupt(self, event: InterruptChange) -> None:
@@ -92,3 +82,64 @@ class ScriptedHandler:
         line = self.lines.get(event.line)
         if line is not None:
             line.set(not event.asserted)  # active low
+
+
+class ScriptedHandler(_Script):
+    """`inner` (what answers for `model`'s device) with `script` applied."""
+
+    def __init__(
+        self,
+        inner: TransferHandler,
+        model: I2CModel,
+        script: Sequence[DeviceEvent],
+        lines: Mapping[str, Line],
+    ) -> None:
+        super().__init__(model, script, lines)
+        self.inner = inner
+        self.name = f"scripted {getattr(inner, 'name', type(model).__name__)}"
+
+    def transfer(self, transfer: Transfer) -> None:
+        with self._lock:
+            fail_at = self._next(len(transfer.messages))
+        if fail_at is None:
+            self.inner.transfer(transfer)
+            return
+        served = transfer.messages[:fail_at]
+        if served:
+            self.inner.transfer(Transfer(transfer.addr, served))
+        for msg in transfer.messages[fail_at:]:
+            msg.status = VIRTIO_I2C_MSG_ERR
+            if msg.flags & VIRTIO_I2C_FLAGS_M_RD:
+                msg.data = b""
+
+
+class ScriptedSPIHandler(_Script):
+    """An SPIHandler: `inner` (what answers on `model`'s chip select: the model itself, or
+    a handler) with `script` applied, a message at a time."""
+
+    def __init__(
+        self,
+        inner: SPIModel | SPIHandler,
+        model: SPIModel,
+        script: Sequence[DeviceEvent],
+        lines: Mapping[str, Line],
+    ) -> None:
+        super().__init__(model, script, lines)
+        self.inner: SPIHandler = SPIModelHandler(inner) if isinstance(inner, SPIModel) else inner
+        self.name = f"scripted {self.inner.name}"
+
+    def message(self, message: SPIMessage) -> None:
+        with self._lock:
+            fail_at = self._next(len(message.transfers))
+        if fail_at is None:
+            self.inner.message(message)
+            return
+        served = message.transfers[:fail_at]
+        if served:
+            part = SPIMessage(message.cs, served)
+            self.inner.message(part)
+            for where, exc in part.faults or ():
+                message.fault(where, exc)
+        for t in message.transfers[fail_at:]:
+            t.result = VIRTIO_SPI_TRANS_ERR
+            t.rx = b""

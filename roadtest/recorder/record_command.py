@@ -173,7 +173,7 @@ def record(
             print(f"roadtest record: the tests did not pass; the traces in {out} are unchanged")
             return status
         if not any(staging.rglob("*.rtrace")):
-            print("roadtest record: no test used an I2C device; nothing was recorded")
+            print("roadtest record: no test used an I2C or SPI device; nothing was recorded")
             return 1
         with signals.deferred():  # a signal now would only leave the user guessing
             try:

@@ -1,9 +1,12 @@
-"""Recording: every I2C transfer, GPIO request and model interrupt of a device, per test.
+"""Recording: every I2C transfer or SPI message, GPIO request and model interrupt of a device,
+per test.
 
 `RecordingHooks` (the session's hooks in `--roadtest-record DIR` mode) puts
 the test's model on the bus as in a live run and observes the device: its
 transfers as they went over the wire (failed and skipped messages
-included), its GPIO lines, and the `Input`s the test sets on its model. Each
+included; on SPI, each message that reached the device's chip select: one the
+controller refused with PARAM_ERR, or ran in loopback, reaches no device and
+is not in its trace), its GPIO lines, and the `Input`s the test sets on its model. Each
 test and device gets its own trace, DIR/<chip>/<test>.rtrace, flushed as it
 goes so that a crash leaves a readable prefix. `roadtest record` writes DIR
 as a staging directory and moves the traces into place only after a
@@ -14,24 +17,26 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, Transfer
-from roadtest.models.base import I2CModel, SMBusModel
+from roadtest.backend.spi import SPIMessage, SPITarget
+from roadtest.models.base import ChipModel, I2CModel, SMBusModel, SPIModel
 from roadtest.trace.format import Header, TraceWriteError, TraceWriter
 from roadtest.trace.names import TracedDevice, chip_name, trace_name
+from roadtest.trace.spi import spi_xfers
 
 
-def model_name(model: I2CModel) -> str:
+def model_name(model: ChipModel) -> str:
     cls = type(model)
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def header_for(kernel_release: str, test_id: str, device: TracedDevice, model: I2CModel) -> Header:
+def header_for(kernel_release: str, test_id: str, device: TracedDevice, model: ChipModel) -> Header:
     regbytes, byteorder = (
         (model.regbytes, model.byteorder) if isinstance(model, SMBusModel) else (0, "little")
     )
@@ -61,10 +66,13 @@ def plain(value: Any) -> Any:
 
 
 class _DeviceTrace:
-    """One device's trace during one test: a TransferObserver of its address, an
-    observer of its GPIO lines, and the watcher of its model's inputs."""
+    """One device's trace during one test: a TransferObserver of its address (`spi` is
+    the SPIObserver of its chip select), an observer of its GPIO lines, and the watcher
+    of its model's inputs."""
 
-    def __init__(self, writer: TraceWriter, model: I2CModel, lines: Mapping[str, GpioLine]) -> None:
+    def __init__(
+        self, writer: TraceWriter, model: ChipModel, lines: Mapping[str, GpioLine]
+    ) -> None:
         self.writer = writer
         self.model = model
         self.lines = dict(lines)
@@ -75,6 +83,7 @@ class _DeviceTrace:
         for line in self.lines.values():
             line.observers.append(self.gpio)
         model.watch_inputs(self.inject)
+        self.spi = _SPIObserver(self)
 
     # TransferObserver
 
@@ -82,24 +91,28 @@ class _DeviceTrace:
         self._serving = threading.get_ident()
 
     def end(self, transfer: Transfer) -> None:
+        msgs = [
+            {"flags": m.flags, "len": m.length, "data": bytes(m.data), "status": m.status}
+            for m in transfer.messages
+        ]
+        self._served("i2c", {"msgs": msgs}, transfer.fault)
+
+    def _served(
+        self, kind: str, fields: dict[str, Any], fault: Callable[[str, BaseException], None]
+    ) -> None:
+        """Write what went back on the wire, then the interrupts raised while serving it."""
         self._serving = None
         after, self._after = self._after, []
         if self.writer.failure is not None:
             return  # reported once, where it happened
         try:
-            self.writer.event(
-                "i2c",
-                msgs=[
-                    {"flags": m.flags, "len": m.length, "data": bytes(m.data), "status": m.status}
-                    for m in transfer.messages
-                ],
-            )
-            for kind, fields in after:
-                self.writer.event(kind, **fields)
+            self.writer.event(kind, **fields)
+            for after_kind, after_fields in after:
+                self.writer.event(after_kind, **after_fields)
         except TraceWriteError as err:
             # Not raised into the backend, which would leave the driver's request
             # unanswered (the guest would hang): the test's verdict names it.
-            transfer.fault("recording", err)
+            fault("recording", err)
 
     # GPIO lines and the model's inputs
 
@@ -135,6 +148,22 @@ class _DeviceTrace:
         self.writer.close()
 
 
+class _SPIObserver:
+    """The SPIObserver of a device's chip select: each message, as an `spi` event."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, trace: _DeviceTrace) -> None:
+        self.trace = trace
+
+    def begin(self, message: SPIMessage) -> None:
+        self.trace._serving = threading.get_ident()
+
+    def end(self, message: SPIMessage) -> None:
+        fields = {"cs": message.cs, "xfers": spi_xfers(message.transfers)}
+        self.trace._served("spi", fields, message.fault)
+
+
 class RecordingHooks:
     """Session hooks that record each test's devices into `out`/<chip>/<test>.rtrace."""
 
@@ -159,6 +188,24 @@ class RecordingHooks:
         model: I2CModel,
         lines: Mapping[str, GpioLine],
     ) -> BusTarget:
+        return ModelHandler(model), self._trace(test_id, device, model, lines)
+
+    def attached_spi(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: SPIModel,
+        lines: Mapping[str, GpioLine],
+    ) -> SPITarget:
+        return model, self._trace(test_id, device, model, lines).spi
+
+    def _trace(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: ChipModel,
+        lines: Mapping[str, GpioLine],
+    ) -> _DeviceTrace:
         path = self.path_for(test_id, device)
         path.parent.mkdir(parents=True, exist_ok=True)
         # A flush is a write(2) on the backend's thread, which shares the guest's CPU: one
@@ -176,7 +223,7 @@ class RecordingHooks:
         self.written.append(path)
         trace = _DeviceTrace(writer, model, lines)
         self.traces[device] = trace
-        return ModelHandler(model), trace
+        return trace
 
     def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
         trace = self.traces.get(device)

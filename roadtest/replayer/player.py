@@ -1,7 +1,11 @@
 """The trace player: the transfer handler that answers a device's address from its golden trace.
 
 Each transfer the driver makes must be the trace's next one, message by
-message (direction, length, bytes written). A match gets the recorded
+message (direction, length, bytes written). On SPI the player answers a chip
+select's messages: each must be the trace's next `spi` event, transfer by
+transfer (every field of its head: word size, mode, speed, cs_change, lane
+counts, delays; which buffers it has, its length, the bytes sent), and gets
+the recorded RX and results (a recorded TRANS_ERR included). A match gets the recorded
 answers, failures (a recorded NACK) included; a mismatch fails that transfer
 (the bus NACKs it, so the driver sees an I/O error), fails the test with a
 register-level report, and every later transfer fails too. Transfers the
@@ -34,8 +38,10 @@ from typing import Any
 from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, I2CMessage, Transfer
+from roadtest.backend.spi import SPIMessage, SPITarget, SPITransfer
+from roadtest.backend.spi_model import SPIModelHandler
 from roadtest.errors import RoadtestError
-from roadtest.models.base import I2CModel, ModelError
+from roadtest.models.base import ChipModel, I2CModel, ModelError, SPIModel
 from roadtest.replayer.failures import (
     AfterFailure,
     DamagedTrace,
@@ -49,10 +55,13 @@ from roadtest.trace.decode import Decoder
 from roadtest.trace.format import Header, TraceError, read_trace
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 from roadtest.trace.names import TracedDevice, chip_name, trace_name
+from roadtest.trace.spi import VIRTIO_SPI_TRANS_OK, spi_xfers
 
 CONTEXT = 5  # events shown before a divergence
 SUMMARY_WIDTH = 400  # characters of one event in a report (a 65536-message transfer is 459 KB)
 _KEEP_READ = 1024  # events read ahead of being forgotten at once (amortises the list's shift)
+# The events a driver's I/O plays: an I2C transfer, an SPI message.
+TRANSFER_KINDS = frozenset({"i2c", "spi"})
 
 
 class _Events:
@@ -66,7 +75,7 @@ class _Events:
         self._buf: list[dict[str, Any]] = []  # events _base, _base + 1, ...
         self._base = 0
         self.error: TraceError | None = None
-        self.transfers = 0  # I2C events read so far: all of them once `ended`
+        self.transfers = 0  # I2C and SPI events read so far: all of them once `ended`
         self.gpio: list[tuple[str, str, int]] = []  # the GPIO requests read so far
         self.irqs: list[tuple[str, int]] = []  # the interrupt levels read so far
 
@@ -88,7 +97,7 @@ class _Events:
                 self._reader, self.error = None, err
                 return None
             kind = event["kind"]
-            if kind == "i2c":
+            if kind in TRANSFER_KINDS:
                 self.transfers += 1
             elif kind == "gpio":
                 self.gpio.append((event["name"], event["op"], event["value"]))
@@ -120,7 +129,7 @@ class _Events:
 
 
 class TracePlayer:
-    """A TransferHandler answering from one golden trace."""
+    """A TransferHandler (on SPI, an SPIHandler) answering from one golden trace."""
 
     name = "TracePlayer"
 
@@ -129,7 +138,7 @@ class TracePlayer:
         path: Path,
         header: Header,
         events: Iterator[dict[str, Any]],
-        shadow: I2CModel | None,
+        shadow: ChipModel | None,
         lines: Mapping[str, GpioLine],
         tolerate_repeats: bool = False,
     ) -> None:
@@ -138,7 +147,9 @@ class TracePlayer:
         self.shown_path = printable(str(path))  # a file name from elsewhere, for messages
         self.header = header
         self.events = _Events(events)
-        self.shadow = ModelHandler(shadow) if shadow is not None else None
+        self.shadow = ModelHandler(shadow) if isinstance(shadow, I2CModel) else None
+        self.spi_shadow = SPIModelHandler(shadow) if isinstance(shadow, SPIModel) else None
+        self.has_model = shadow is not None
         # Lines by the device's names for them: numbers depend on which tests a run collects.
         self.lines = dict(lines)
         self.line_names = {line.index: name for name, line in lines.items()}
@@ -167,10 +178,10 @@ class TracePlayer:
         interrupts, skip the rest."""
         while until is None or self.pos < until:
             event = self.events.get(self.pos)
-            if event is None or (until is None and event["kind"] == "i2c"):
+            if event is None or (until is None and event["kind"] in TRANSFER_KINDS):
                 break
             self.pos += 1
-            if event["kind"] == "irq" and self.shadow is None:
+            if event["kind"] == "irq" and not self.has_model:
                 line = self.lines.get(event["name"])
                 if line is not None:
                     line.set(bool(event["level"]))
@@ -211,7 +222,7 @@ class TracePlayer:
         ]
         with self._lock:
             try:
-                recorded = self._play(actual)
+                recorded = self._play({"kind": "i2c", "msgs": actual})["msgs"]
             except ModelError as exc:  # a ReplayFailure, or AfterFailure
                 transfer.fault(self.name, exc)
                 return
@@ -222,20 +233,43 @@ class TracePlayer:
                 msg.data = want["data"]
             msg.status = VIRTIO_I2C_MSG_OK
 
-    def _play(self, actual: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Match the driver's transfer against the trace and move on; returns the recorded
-        messages that answer it. ReplayFailure when it does not match."""
+    def message(self, message: SPIMessage) -> None:
+        """An SPI message on the device's chip select (an SPIHandler)."""
+        if self.spi_shadow is not None:
+            # As for I2C: the model sees the message for its side effects only.
+            copy = SPIMessage(message.cs, [_question(t) for t in message.transfers])
+            self.spi_shadow.message(copy)
+            for where, exc in copy.faults or ():
+                message.fault(where, exc)
+        actual = {"kind": "spi", "cs": message.cs, "xfers": spi_xfers(message.transfers, False)}
+        with self._lock:
+            try:
+                recorded = self._play(actual)["xfers"]
+            except ModelError as exc:  # a ReplayFailure, or AfterFailure
+                message.fault(self.name, exc)
+                return
+        for t, want in zip(message.transfers, recorded, strict=False):
+            if want["result"] != VIRTIO_SPI_TRANS_OK:
+                break
+            rx = want["rx"]
+            t.rx = rx if rx is not None else bytes(t.length)  # no rx_buf: the driver drops it
+            t.result = VIRTIO_SPI_TRANS_OK
+
+    def _play(self, actual: dict[str, Any]) -> dict[str, Any]:
+        """Match the driver's transfer (an event's kind and fields, without its answers)
+        against the trace and move on; returns the recorded event that answers it.
+        ReplayFailure when it does not match."""
         if self.failure is not None:
             raise AfterFailure(f"replay of {self.shown_path} had failed before this transfer")
         self._raise_pending()
         expected = self.events.get(self.pos)
-        if expected is not None and _matches(expected["msgs"], actual):
+        if expected is not None and _matches(expected, actual):
             self._advance(expected)
-            return list(expected["msgs"])
+            return expected
         tolerated = self._repeated_read(actual, expected)
         if tolerated is not None:
-            return list(tolerated["msgs"])
-        event = {"seq": -1, "t": 0, "kind": "i2c", "msgs": actual}
+            return tolerated
+        event = {"seq": -1, "t": 0, **actual}
         if expected is None:
             if self.events.error is not None:
                 raise self._damaged()
@@ -250,18 +284,20 @@ class TracePlayer:
         self._raise_pending()
 
     def _repeated_read(
-        self, actual: list[dict[str, Any]], expected: dict[str, Any] | None
+        self, actual: dict[str, Any], expected: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         """The one tolerance, when asked for (`tolerate_repeats`: the guest's clock is not
         simulated): a register read identical to the previous transfer may be made once
         more or once less than recorded. The kernel reads on its own from workqueues (the
         RTC core after setting the time, for one), racing the test's own reads of the same
         registers; which run wins is then not the driver's doing. Under simulated time it
-        is: the run repeats event for event."""
+        is: the run repeats event for event. On SPI a read is a message of transfers that
+        only read, or write at most one byte (a command or register address) and do not
+        read, at least one reading (`_pure_read`)."""
         last = self._last
         if not self.tolerate_repeats or last is None or not _pure_read(last):
             return None
-        if _matches(last["msgs"], actual):  # made once more than recorded
+        if _matches(last, actual):  # made once more than recorded
             self.tolerated += 1
             return last
         if expected is None or not _same(expected, last):
@@ -270,11 +306,11 @@ class TracePlayer:
         pos = self.pos
         skipped = 0
         while (event := self.events.get(pos)) is not None and (
-            event["kind"] != "i2c" or _same(event, last)
+            event["kind"] not in TRANSFER_KINDS or _same(event, last)
         ):
-            skipped += event["kind"] == "i2c"
+            skipped += event["kind"] in TRANSFER_KINDS
             pos += 1
-        if event is not None and _matches(event["msgs"], actual):
+        if event is not None and _matches(event, actual):
             self.tolerated += skipped
             self.done += skipped
             self._raise_pending(until=pos)
@@ -327,7 +363,7 @@ class TracePlayer:
             nxt: dict[str, Any] | None = None
             repeats_only = self._last is not None and _pure_read(self._last)
             while (event := self.events.get(self.pos)) is not None:
-                if event["kind"] == "i2c":
+                if event["kind"] in TRANSFER_KINDS:
                     left += 1
                     nxt = event if nxt is None else nxt
                     repeats_only = repeats_only and _same(event, self._last)  # type: ignore[arg-type]
@@ -380,7 +416,54 @@ def _shown(item: object) -> str:
     return item if isinstance(item, str) else repr(item)
 
 
-def _matches(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:
+def _question(t: SPITransfer) -> SPITransfer:
+    """A copy of what the driver asked of a transfer, not yet answered."""
+    return SPITransfer(
+        t.cs,
+        t.bits_per_word,
+        t.cs_change,
+        t.tx_nbits,
+        t.rx_nbits,
+        t.mode,
+        t.freq,
+        t.word_delay_ns,
+        t.cs_setup_ns,
+        t.cs_hold_ns,
+        t.cs_inactive_ns,
+        t.tx,
+        t.rx_wanted,
+        t.length,
+    )
+
+
+# What of a recorded SPI transfer is the answer, not the question.
+_SPI_ANSWERS = ("rx", "result")
+
+
+def _matches(recorded: dict[str, Any], actual: dict[str, Any]) -> bool:
+    """The driver's transfer (an event without its answers) is the recorded one."""
+    if recorded["kind"] != actual["kind"]:
+        return False
+    if actual["kind"] == "spi":
+        return _spi_matches(recorded, actual)
+    return _i2c_matches(recorded["msgs"], actual["msgs"])
+
+
+def _spi_matches(recorded: dict[str, Any], actual: dict[str, Any]) -> bool:
+    """The same chip select, and each transfer the same: its head's fields, its length,
+    the bytes sent, and whether it reads (an rx_buf)."""
+    if recorded["cs"] != actual["cs"] or len(recorded["xfers"]) != len(actual["xfers"]):
+        return False
+    for want, got in zip(recorded["xfers"], actual["xfers"], strict=True):
+        if (want["rx"] is None) != (got["rx"] is None):
+            return False
+        for key, value in got.items():
+            if key not in _SPI_ANSWERS and want.get(key) != value:
+                return False
+    return True
+
+
+def _i2c_matches(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bool:
     """The driver's transfer is the recorded one: direction, length, bytes written.
 
     Traces recorded before the recorder observed the wire kept a failed transfer only
@@ -401,7 +484,18 @@ def _matches(recorded: list[dict[str, Any]], actual: list[dict[str, Any]]) -> bo
 
 
 def _pure_read(event: dict[str, Any]) -> bool:
-    """A successful register read: at most a register-pointer write, then reads."""
+    """A successful register read: at most a register-pointer write, then reads. On SPI:
+    transfers that only read, or only write at most one byte, at least one reading."""
+    if event["kind"] == "spi":
+        xfers = event["xfers"]
+        return any(x["tx"] is None and x["rx"] is not None for x in xfers) and all(
+            x["result"] == VIRTIO_SPI_TRANS_OK
+            and (
+                (x["tx"] is None and x["rx"] is not None)
+                or (x["rx"] is None and x["tx"] is not None and len(x["tx"]) <= 1)
+            )
+            for x in xfers
+        )
     msgs = event["msgs"]
     reads = [m for m in msgs if m["flags"] & VIRTIO_I2C_FLAGS_M_RD]
     return (
@@ -412,6 +506,8 @@ def _pure_read(event: dict[str, Any]) -> bool:
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a["kind"] == b["kind"] == "spi":
+        return bool(a["cs"] == b["cs"] and a["xfers"] == b["xfers"])
     return bool(a["kind"] == "i2c" and b["kind"] == "i2c" and a["msgs"] == b["msgs"])
 
 
@@ -451,6 +547,24 @@ class ReplayHooks:
         model: I2CModel,
         lines: Mapping[str, GpioLine],
     ) -> BusTarget:
+        return self._player(test_id, device, model, lines), None
+
+    def attached_spi(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: SPIModel,
+        lines: Mapping[str, GpioLine],
+    ) -> SPITarget:
+        return self._player(test_id, device, model, lines), None
+
+    def _player(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: ChipModel,
+        lines: Mapping[str, GpioLine],
+    ) -> TracePlayer:
         path = self.index.by_device.get((test_id, device.origin)) or self._deviceless(
             test_id, device
         )
@@ -478,7 +592,7 @@ class ReplayHooks:
         for line in lines.values():
             line.observers.append(player.observe_gpio)
         self.players[device] = player
-        return player, None
+        return player
 
     def _deviceless(self, test_id: str, device: TracedDevice) -> Path | None:
         """The test's one trace of this compatible that names no device, if there is one."""

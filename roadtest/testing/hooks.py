@@ -1,8 +1,9 @@
-"""What a session does with each I2C device it attaches: live, recorded or replayed.
+"""What a session does with each I2C or SPI device it attaches: live, recorded or replayed.
 
 The session asks its `DeviceHooks` what to put on the bus at a device's
 address when a test attaches it (a transfer handler, and an observer of its
-transfers), tells it about bind and unbind, and collects its verdict when the
+transfers; on SPI, what answers its chip select's messages, and their
+observer), tells it about bind and unbind, and collects its verdict when the
 device is detached. A device is named by a plain `TracedDevice` record.
 `LiveHooks` puts the test's model there as is; the recorder and the replayer
 provide the other two.
@@ -14,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roadtest.backend.i2c_model import ModelHandler
-from roadtest.fuzz.scripted import ScriptedHandler
+from roadtest.fuzz.scripted import ScriptedHandler, ScriptedSPIHandler
 
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.backend.i2c_transfer import BusTarget
+    from roadtest.backend.spi import SPITarget
     from roadtest.fuzz.events import DeviceEvent
-    from roadtest.models.base import I2CModel
+    from roadtest.models.base import I2CModel, SPIModel
     from roadtest.trace.names import TracedDevice
 
 
@@ -34,6 +36,17 @@ class DeviceHooks(Protocol):
     ) -> BusTarget:
         """What answers on the bus for `device` (whose model is the test's `model`), and
         what observes its transfers. `lines` are its GPIO lines by name."""
+        ...
+
+    def attached_spi(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: SPIModel,
+        lines: Mapping[str, GpioLine],
+    ) -> SPITarget:
+        """`attached` for a device on SPI: what answers its chip select's messages, and
+        what observes them."""
         ...
 
     def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
@@ -55,6 +68,15 @@ class LiveHooks:
         lines: Mapping[str, GpioLine],
     ) -> BusTarget:
         return ModelHandler(model), None
+
+    def attached_spi(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: SPIModel,
+        lines: Mapping[str, GpioLine],
+    ) -> SPITarget:
+        return model, None
 
     def marker(self, device: TracedDevice, what: str, detail: Any) -> None:
         pass
@@ -97,3 +119,13 @@ class EventScriptHooks(WrappingHooks):
     ) -> BusTarget:
         handler, observer = self.inner.attached(test_id, device, model, lines)
         return ScriptedHandler(handler, model, self.script, lines), observer
+
+    def attached_spi(
+        self,
+        test_id: str,
+        device: TracedDevice,
+        model: SPIModel,
+        lines: Mapping[str, GpioLine],
+    ) -> SPITarget:
+        target, observer = self.inner.attached_spi(test_id, device, model, lines)
+        return ScriptedSPIHandler(target, model, self.script, lines), observer

@@ -33,7 +33,7 @@ from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
 from roadtest.machine.base import BootConfig, Machine, MachineType, TimeMode, VirtioNode
-from roadtest.models.base import ChipModel, I2CModel, restore_inputs, saved_inputs
+from roadtest.models.base import ChipModel, I2CModel, SPIModel, restore_inputs, saved_inputs
 from roadtest.simtime.clock import SimulatedClock
 from roadtest.testing import bus as buses
 from roadtest.testing import devicetree, kmemleak
@@ -514,16 +514,17 @@ class RoadtestSession:
                 name=name,
                 path=path,
             )
+            # What answers for it (the model, a trace, a lie) is the hooks' choice.
             if isinstance(model, I2CModel):
-                # What answers for it (the model, a trace, a lie) is the hooks' choice.
                 target = self.hooks.attached(self.test_id, traced(bound), model, lines)
                 bus.attach(self.backend, place.addr, target)
-            elif type(self.hooks) is LiveHooks:
-                bus.attach_model(self.backend, place.addr, model)
+            elif isinstance(model, SPIModel):
+                spi_target = self.hooks.attached_spi(self.test_id, traced(bound), model, lines)
+                bus.attach_spi(self.backend, place.addr, spi_target)
             else:
                 raise RoadtestError(
-                    f"{device.origin}: record, replay, hostile mode and device-event scripts "
-                    f"handle I2C devices only so far, and this is a {bus.name} device"
+                    f"{device.origin}: its model {type(model).__name__} is neither an "
+                    "I2CModel nor an SPIModel"
                 )
         self.active.append(bound)
         return bound

@@ -20,8 +20,8 @@ from roadtest.errors import RoadtestError
 if TYPE_CHECKING:
     from roadtest.backend.i2c_transfer import BusTarget
     from roadtest.backend.server import Backend
+    from roadtest.backend.spi import SPITarget
     from roadtest.guest.client import AgentClient
-    from roadtest.models.base import ChipModel
     from roadtest.testing.devicetree import Parent
 
 
@@ -51,10 +51,9 @@ class TestBus(ABC):
         """Put what answers for the device at `addr` on the backend's bus."""
         raise RoadtestError(f"no model answers on the {self.name} bus")
 
-    def attach_model(self, backend: Backend, addr: int, model: ChipModel) -> None:
-        """Put the device's model itself at `addr`, for a bus whose devices record, replay
-        and hostile mode do not handle yet (SPI)."""
-        raise RoadtestError(f"no model answers on the {self.name} bus by itself")
+    def attach_spi(self, backend: Backend, addr: int, target: SPITarget) -> None:
+        """Put what answers for an SPI device on chip select `addr` of the backend's bus."""
+        raise RoadtestError(f"no SPI device answers on the {self.name} bus")
 
     def detach(self, backend: Backend, addr: int) -> None:  # noqa: B027 (nothing was put on)
         """Take it off."""

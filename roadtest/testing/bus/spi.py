@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from roadtest.backend.spi import DEFAULT_CS_MAX, VIRTIO_ID_SPI, VirtioSpi
 from roadtest.errors import RoadtestError
-from roadtest.models.base import SPIModel
 from roadtest.testing.bus import TestBus
 
 if TYPE_CHECKING:
     from roadtest.backend.server import Backend
+    from roadtest.backend.spi import SPITarget
     from roadtest.guest.client import AgentClient
-    from roadtest.models.base import ChipModel
     from roadtest.testing.devicetree import Parent
 
 SPI_MASTERS = "/sys/class/spi_master"
@@ -52,10 +51,9 @@ class SPITestBus(TestBus):
             )
         return f"spi{self.bus_number}.{addr}"
 
-    def attach_model(self, backend: Backend, addr: int, model: ChipModel) -> None:
-        if not isinstance(model, SPIModel):
-            raise RoadtestError(f"{type(model).__name__} is not an SPI model (SPIModel)")
-        backend.device(VirtioSpi).attach(addr, model)
+    def attach_spi(self, backend: Backend, addr: int, target: SPITarget) -> None:
+        answering, observer = target
+        backend.device(VirtioSpi).attach(addr, answering, observer)
 
     def detach(self, backend: Backend, addr: int) -> None:
         backend.device(VirtioSpi).detach(addr)
