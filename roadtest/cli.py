@@ -328,7 +328,7 @@ def parser() -> argparse.ArgumentParser:
     fuzz.add_argument(
         "--hostile",
         action="store_true",
-        help="no property needed: each I2C device the selection declares, behind a device "
+        help="no property needed: each I2C and SPI device the selection declares, behind a device "
         "that lies, bound, exercised and unbound",
     )
     fuzz.add_argument("--examples", type=int, metavar="N", help="examples per property")

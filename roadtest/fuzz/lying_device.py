@@ -22,6 +22,19 @@ byte and a bus error all read as it); the messages before it reach the model.
 
 The hostile device never reports the model's complaints as faults: a driver that acts
 on a lie may well do what the honest model refuses. The model's refusal is a NACK.
+
+On SPI (`HostileSPIHandler`, plans from `spi_plans`) the plan numbers the messages (one
+chip-select assertion each) and the transfers that read (those with an RX buffer). SPI
+has no acknowledge and no checksum: whatever the device shifts out is what the host
+reads, so a lie is any RX of the transfer's length. It replaces the model's RX (after
+the model answered, its side effects done) with the drawn value's bytes (the value's
+low min(length, 4) bytes most significant first, the wire's order, repeated to the
+length: all zeros, all ones, a sign bit, anything), or flips the drawn bits of it (the
+same pattern, XORed in). A failed message answers TRANS_ERR from a drawn transfer on
+(the one failure a device can give on virtio-spi: PARAM_ERR is the controller's
+refusal of a transfer's parameters before any device sees it); the transfers before it
+reach the model. RX always has the transfer's length, and a transfer after a failed one
+fails too, as the bus requires.
 """
 
 from __future__ import annotations
@@ -32,10 +45,12 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
+from roadtest.backend.spi import SPIMessage, SPITransfer
 from roadtest.fuzz.strategies import field_values
-from roadtest.models.base import I2CModel, Line, SMBusModel
+from roadtest.models.base import I2CModel, Line, SMBusModel, SPIModel
 from roadtest.models.regmap import RegisterMap
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_ERR, VIRTIO_I2C_MSG_OK
+from roadtest.trace.spi import VIRTIO_SPI_TRANS_ERR, VIRTIO_SPI_TRANS_OK
 
 # How far into a device's life a plan reaches: the transfers and reads of one bind,
 # exercise and unbind of the suite's drivers number in the tens.
@@ -53,9 +68,11 @@ class HostilePlan:
     register_lies: tuple[tuple[int, int, int], ...] = ()
     faults: tuple[tuple[int, int], ...] = ()  # (transfer number, first failing message)
     interrupts: tuple[int, ...] = ()  # transfer numbers after which the line toggles
+    flips: tuple[tuple[int, int], ...] = ()  # (read number, bits flipped): SPI's lies
 
     def __str__(self) -> str:
         parts = [f"read #{n} answers {value:#x}" for n, value in self.lies]
+        parts += [f"read #{n} has bits {mask:#x} flipped" for n, mask in self.flips]
         parts += [
             f"read #{n} of register {reg:#04x} answers {value:#x}"
             for reg, n, value in self.register_lies
@@ -100,6 +117,97 @@ def plans(
         faults,
         interrupts,
     )
+
+
+def spi_plans(
+    horizon: int = PLAN_HORIZON, with_interrupts: bool = True
+) -> st.SearchStrategy[HostilePlan]:
+    """Plans for a hostile SPI device (see the module's docstring), shrinking towards the
+    honest device: lies, bit flips and failures by message and read number."""
+    index = st.integers(0, horizon - 1)
+    lies = st.lists(st.tuples(index, lie_values()), max_size=8, unique_by=lambda lie: lie[0])
+    masks = st.one_of(st.sampled_from([1 << bit for bit in range(32)]), st.integers(1, 2**32 - 1))
+    flips = st.lists(st.tuples(index, masks), max_size=8, unique_by=lambda flip: flip[0])
+    faults = st.lists(
+        st.tuples(index, st.integers(0, 2)), max_size=4, unique_by=lambda fault: fault[0]
+    )
+    interrupts = st.lists(index, max_size=4, unique=True) if with_interrupts else st.just([])
+    return st.builds(
+        lambda lie, flip, fault, irq: HostilePlan(
+            lies=tuple(lie), faults=tuple(fault), interrupts=tuple(sorted(irq)), flips=tuple(flip)
+        ),
+        lies,
+        flips,
+        faults,
+        interrupts,
+    )
+
+
+def _pattern(value: int, length: int) -> bytes:
+    """`value`'s low min(length, 4) bytes, most significant first, repeated to `length`."""
+    width = min(length, 4)
+    if not width:
+        return b""
+    chunk = (value & ((1 << 8 * width) - 1)).to_bytes(width, "big")
+    return (chunk * (length // width + 1))[:length]
+
+
+class HostileSPIHandler:
+    """An SPIHandler: `model` behind `plan` (see the module's docstring)."""
+
+    def __init__(self, model: SPIModel, plan: HostilePlan, irq: Line | None = None) -> None:
+        self.model = model
+        self.name = f"hostile {type(model).__name__}"
+        self.irq = irq
+        self._lies = dict(plan.lies)
+        self._flips = dict(plan.flips)
+        self._faults = dict(plan.faults)
+        self._interrupts = frozenset(plan.interrupts)
+        self._lock = threading.Lock()
+        self.messages = 0
+        self.reads = 0
+        self.refusals = 0  # the model's own complaints, answered as TRANS_ERR
+
+    def message(self, message: SPIMessage) -> None:
+        with self._lock:
+            number = self.messages
+            self.messages += 1
+            failing = self._faults.get(number)
+            transfers = message.transfers
+            self._serve(transfers if failing is None else transfers[:failing])
+            for t in transfers:
+                if t.result != VIRTIO_SPI_TRANS_OK:
+                    t.result = VIRTIO_SPI_TRANS_ERR
+                    t.rx = b""
+            if number in self._interrupts and self.irq is not None:
+                self.irq.set(not self.irq.input)
+
+    def _serve(self, transfers: list[SPITransfer]) -> None:
+        model = self.model
+        try:
+            model.select()
+            for t in transfers:
+                rx = model.transfer(t.tx, t.length, t.mode, t.bits_per_word)
+                t.rx = self._lie(rx, t.length) if t.rx_wanted else rx
+                t.result = VIRTIO_SPI_TRANS_OK
+        except Exception:  # noqa: BLE001 - the model refused what the driver did: TRANS_ERR
+            self.refusals += 1
+        finally:
+            try:
+                model.deselect()
+            except Exception:  # noqa: BLE001 - as above
+                self.refusals += 1
+
+    def _lie(self, rx: bytes, length: int) -> bytes:
+        number = self.reads
+        self.reads += 1
+        value = self._lies.get(number)
+        if value is not None:
+            return _pattern(value, length)
+        mask = self._flips.get(number)
+        if mask is not None and len(rx) == length:
+            return bytes(a ^ b for a, b in zip(rx, _pattern(mask, length), strict=True))
+        return rx
 
 
 class HostileHandler:

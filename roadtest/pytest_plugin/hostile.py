@@ -1,5 +1,5 @@
-"""Hostile-device mode (`roadtest fuzz --hostile`): every I2C device a test file declares,
-behind a hostile device (roadtest.fuzz.lying_device), bound, exercised and unbound.
+"""Hostile-device mode (`roadtest fuzz --hostile`): every I2C and SPI device a test file
+declares, behind a hostile device (roadtest.fuzz.lying_device), bound, exercised and unbound.
 
 No property is written for the driver. With `--roadtest-hostile` a test file's own
 tests are not collected; in their place comes one Hypothesis test per device it
@@ -21,11 +21,17 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given
 
-from roadtest.fuzz.lying_device import HostileHandler, HostilePlan, plans
+from roadtest.fuzz.lying_device import (
+    HostileHandler,
+    HostilePlan,
+    HostileSPIHandler,
+    plans,
+    spi_plans,
+)
 from roadtest.guest.protocol import ProtocolError
-from roadtest.models.base import I2CModel
+from roadtest.models.base import ChipModel, I2CModel, SPIModel
 from roadtest.models.regmap import RegisterMap
-from roadtest.testing.devices import I2CDevice, declared_devices
+from roadtest.testing.devices import I2CDevice, SPIDevice, declared_devices
 from roadtest.testing.hooks import DeviceHooks, WrappingHooks
 from roadtest.testing.kmemleak import KMEMLEAK
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
@@ -33,6 +39,7 @@ from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.backend.i2c_transfer import BusTarget
+    from roadtest.backend.spi import SPITarget
     from roadtest.trace.names import TracedDevice
 
 # The children a device's drivers register, as globs under its sysfs directory.
@@ -50,7 +57,7 @@ _RTC_TIME_SIZE = 36
 _O_RDONLY_NONBLOCK = 0o4000
 
 
-def attributes(guest: RoadtestSession, dev: BoundDevice[I2CModel]) -> list[str]:
+def attributes(guest: RoadtestSession, dev: BoundDevice[ChipModel]) -> list[str]:
     """The readable regular files of the device's sysfs directory and its children's, not
     following links (a link leads to the driver, the bus, a supplier: not this device's)."""
     dirs = [str(dev.path)] + [
@@ -62,7 +69,7 @@ def attributes(guest: RoadtestSession, dev: BoundDevice[I2CModel]) -> list[str]:
     return out.decode(errors="replace").split() if status == 0 else []
 
 
-def exercise(guest: RoadtestSession, dev: BoundDevice[I2CModel]) -> int:
+def exercise(guest: RoadtestSession, dev: BoundDevice[ChipModel]) -> int:
     """Read what the device offers (errors are answers too); how many reads were made."""
     agent = guest.agent
     reads = 0
@@ -115,7 +122,7 @@ def check_leaks(guest: RoadtestSession, device: str) -> None:
         )
 
 
-def hostile_test(device: I2CDevice[I2CModel]) -> Callable[..., None]:
+def hostile_test(device: I2CDevice[I2CModel] | SPIDevice[SPIModel]) -> Callable[..., None]:
     """The Hypothesis test of `device` behind a hostile device."""
 
     def test(guest: RoadtestSession, plan: HostilePlan) -> None:
@@ -124,11 +131,13 @@ def hostile_test(device: I2CDevice[I2CModel]) -> Callable[..., None]:
         check_leaks(guest, device.compatible)
 
     test.__name__ = test.__qualname__ = f"hostile_{device.origin.rpartition('.')[2]}"
+    if isinstance(device, SPIDevice):
+        return given(plan=spi_plans())(test)
     register_map = getattr(device.model, "register_map", None)
     return given(plan=plans(register_map if isinstance(register_map, RegisterMap) else None))(test)
 
 
-def _example(guest: RoadtestSession, device: I2CDevice[I2CModel]) -> None:
+def _example(guest: RoadtestSession, device: I2CDevice[I2CModel] | SPIDevice[SPIModel]) -> None:
     """Attach (behind the hostile device), bind, exercise, detach."""
     dev = guest.attach(device)
     try:
@@ -158,15 +167,21 @@ class HostileHooks(WrappingHooks):
         _, observer = self.inner.attached(test_id, device, model, lines)
         return HostileHandler(model, self.plan, lines.get("irq")), observer
 
+    def attached_spi(
+        self, test_id: str, device: TracedDevice, model: SPIModel, lines: Mapping[str, GpioLine]
+    ) -> SPITarget:
+        _, observer = self.inner.attached_spi(test_id, device, model, lines)
+        return HostileSPIHandler(model, self.plan, lines.get("irq")), observer
+
 
 class HostileModule(pytest.Module):
-    """A test file, seen as the hostile tests of the I2C devices it declares."""
+    """A test file, seen as the hostile tests of the I2C and SPI devices it declares."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         module = self.obj
         assert isinstance(module, types.ModuleType)
         for device in declared_devices(module):
-            if isinstance(device, I2CDevice):
+            if isinstance(device, (I2CDevice, SPIDevice)):
                 name = f"hostile[{device.origin.rpartition('.')[2]}]"
                 yield pytest.Function.from_parent(self, name=name, callobj=hostile_test(device))
 
@@ -187,5 +202,5 @@ class HostileCollection:
             args = " ".join(session.config.args)
             raise pytest.UsageError(
                 f"no fuzzable device in {args}: hostile mode needs a test file that declares "
-                "an I2CDevice"
+                "an I2CDevice or an SPIDevice"
             )
