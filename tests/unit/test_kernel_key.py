@@ -205,13 +205,22 @@ def test_series_directories_do_not_nest(tmp_path: Path) -> None:
 
 
 def test_the_repository_series_apply_in_their_documented_order() -> None:
-    """kernel-patches/series names um, i2c, iio, hwmon, rtc, power, regulator (as
+    """kernel-patches/series names um, i2c, spi, iio, hwmon, rtc, power, regulator (as
     kernel-patches/README.md says); each directory's patches follow their numbers, and no
     cover letter is applied."""
     repo = Path(__file__).resolve().parents[2]
     patches = read_series(repo)
     dirs = [p.parent.name for p in patches]
-    assert list(dict.fromkeys(dirs)) == ["um", "i2c", "iio", "hwmon", "rtc", "power", "regulator"]
+    assert list(dict.fromkeys(dirs)) == [
+        "um",
+        "i2c",
+        "spi",
+        "iio",
+        "hwmon",
+        "rtc",
+        "power",
+        "regulator",
+    ]
     for name in dict.fromkeys(dirs):
         ours = [p.name for p in patches if p.parent.name == name]
         assert ours == sorted(ours) and ours[0].startswith("0001-")
