@@ -205,7 +205,8 @@ def test_series_directories_do_not_nest(tmp_path: Path) -> None:
 
 
 def test_the_repository_series_apply_in_their_documented_order() -> None:
-    """kernel-patches/series names um, i2c, iio, hwmon, rtc, power, regulator, input (as
+    """kernel-patches/series names um, i2c, spi, iio, hwmon, rtc, power, regulator, input,
+    leds (as
     kernel-patches/README.md says); each directory's patches follow their numbers, and no
     cover letter is applied."""
     repo = Path(__file__).resolve().parents[2]
@@ -214,12 +215,14 @@ def test_the_repository_series_apply_in_their_documented_order() -> None:
     assert list(dict.fromkeys(dirs)) == [
         "um",
         "i2c",
+        "spi",
         "iio",
         "hwmon",
         "rtc",
         "power",
         "regulator",
         "input",
+        "leds",
     ]
     for name in dict.fromkeys(dirs):
         ours = [p.name for p in patches if p.parent.name == name]
