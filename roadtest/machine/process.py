@@ -53,7 +53,10 @@ COMMON_BOOT_ARGS = (
     # time-travel reaches within a few tests: a CONTROL write no test made. Simulated
     # time reaches it too, later (guest time passes only when tests let it) but in
     # whichever test runs then: a test's I/O would depend on the tests before it.
-    "regulator_ignore_unused",
+    # With "=1" (which the option ignores): a kernel without it (6.1) passes it to init
+    # in its environment, where the bare word would be init's first argument (Python's
+    # script: the guest would not boot).
+    "regulator_ignore_unused=1",
     "quiet",
 )
 
