@@ -15,13 +15,17 @@ what was written, between 0 and `max_brightness`.
 
 from __future__ import annotations
 
+import pytest
+
 from roadtest.sweep.device import RegisterFile, RegisterPlan
 from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession, read_int, write_int
 from roadtest.testing.guestpath import GuestPath
+from roadtest.testing.session import BindError
 
 REG_ENABLE = 0x10
 DEVICE_EN = 1 << 0
 REG_BRIGHTNESS_MSB = 0x19
+REG_FAULT_FLAGS = 0x1F
 
 
 def lm36922() -> RegisterFile:
@@ -71,3 +75,25 @@ def test_unbind_with_the_led_on_turns_the_chip_off(guest: RoadtestSession) -> No
     assert not model.written[REG_ENABLE] & DEVICE_EN
     with guest.bound(BACKLIGHT) as dev:
         assert read_int(led(dev) / "brightness") == 0
+
+
+def fault_flagged() -> RegisterFile:
+    # The Fault Flags register (0x1F) flags an over-current (bit 2, OCP: SNVSA29) on every
+    # read: a chip whose fault does not clear.
+    return RegisterFile(RegisterPlan(registers=((REG_FAULT_FLAGS, 1 << 2),)))
+
+
+FAULTY = I2CDevice(
+    compatible="ti,lm36922",
+    model=fault_flagged,
+    dts=BACKLIGHT.dts,
+)
+
+
+def test_a_fault_that_does_not_clear_fails_the_probe(guest: RoadtestSession) -> None:
+    """The driver checks the fault flags when it enables the chip, at probe: a fault still
+    flagged is an error, and the probe fails with it as an errno (on 6.12 it returned the
+    flags themselves, a positive value: drivers_probe's write failed with EINVAL and the
+    driver core said "failed with error 4"; kernel-patches/leds/0003)."""
+    with pytest.raises(BindError), guest.bound(FAULTY):
+        pass
