@@ -29,6 +29,12 @@ from roadtest.testing import (
 
 # ALERT is open drain; the binding's example asks for both edges, so userspace
 # hears of the alarm going on and off.
+# lm75 binds no ams,as6200 before the chip was added to it.
+pytestmark = pytest.mark.roadtest_kernel(
+    ">=6.8",
+    reason='4b6358e1fe46 ("hwmon: (lm75) Add AMS AS6200 temperature sensor", v6.8) added the chip',
+)
+
 SENSOR = I2CDevice(
     compatible="ams,as6200",
     model=AS6200,

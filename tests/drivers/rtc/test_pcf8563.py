@@ -96,6 +96,11 @@ def test_time_invalid_at_reset(guest: RoadtestSession) -> None:
         assert model.voltage_low
 
 
+@pytest.mark.roadtest_kernel(
+    ">=6.2",
+    reason='"rtc: pcf8563: clear RTC_FEATURE_ALARM if no irq" (Vincent Whitchurch, posted '
+    "2022-03) refuses an alarm without an interrupt; not in 6.1.192, its release unconfirmed",
+)
 def test_alarm_needs_an_interrupt(guest: RoadtestSession) -> None:
     with guest.bound(RTC_NO_IRQ) as dev, RTC(dev.path) as rtc:
         # A valid time first, so that EINVAL cannot come from the invalid one.

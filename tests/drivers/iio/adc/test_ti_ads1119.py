@@ -27,6 +27,10 @@ from roadtest.sweep.device import RegisterFile, RegisterPlan
 from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession, read_float, write_str
 from roadtest.testing.guestpath import GuestPath
 
+pytestmark = pytest.mark.roadtest_kernel(
+    ">=6.11", reason='a9306887eba4 ("iio: adc: ti-ads1119: Add driver", v6.11) added the driver'
+)
+
 INTERNAL_REFERENCE_MV = 2048
 RESULT_BITS = 16
 

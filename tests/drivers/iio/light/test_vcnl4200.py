@@ -6,6 +6,8 @@ integration time; what changed is that it now follows ALS_IT.
 
 from __future__ import annotations
 
+import pytest
+
 from roadtest.models.vcnl4040 import PS_CONF2_HD, REG_PS_CONF1, VCNL4200
 from roadtest.testing import (
     I2CDevice,
@@ -27,6 +29,11 @@ SENSOR = I2CDevice(
 )
 
 
+@pytest.mark.roadtest_kernel(
+    ">=6.6",
+    reason='"iio: light: vcnl4000: Add als_it for vcnl4040/4200" (Astrid Rost, applied for '
+    "v6.6) added in_illuminance_integration_time",
+)
 def test_illuminance_scale(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
         model = dev.model
@@ -53,6 +60,11 @@ def test_illuminance(guest: RoadtestSession) -> None:
             assert read_int(luxfile) == regval
 
 
+@pytest.mark.roadtest_kernel(
+    ">=6.9",
+    reason='44b90383453c ("iio: light: vcnl4000: Set ps high definition for 4040/4200", '
+    "v6.9) set PS_HD",
+)
 def test_proximity(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
         model = dev.model

@@ -72,6 +72,11 @@ WITHOUT_ADC = I2CDevice(
 )
 
 
+@pytest.mark.roadtest_kernel(
+    ">=6.11",
+    reason='its ADC is the ADS1119, whose driver a9306887eba4 ("iio: adc: ti-ads1119: Add '
+    'driver", v6.11) added',
+)
 def test_binds_with_its_adc(guest: RoadtestSession) -> None:
     with guest.bound(ADC), guest.bound(POTENTIOSTAT) as dev:
         iio = dev.path.only("iio:device*")

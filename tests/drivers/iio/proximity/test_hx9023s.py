@@ -18,6 +18,12 @@ from roadtest.sweep.device import RegisterFile, RegisterPlan
 from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession, read_float, write_str
 from roadtest.testing.guestpath import GuestPath
 
+pytestmark = pytest.mark.roadtest_kernel(
+    ">=6.12",
+    reason="60df548277b7 (\"iio: proximity: Add driver support for TYHX's HX9023S capacitive "
+    'proximity sensor", v6.12) added the driver',
+)
+
 REG_DEVICE_ID = 0x60
 HX9023S_ID = 0x1D
 
