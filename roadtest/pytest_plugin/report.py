@@ -166,6 +166,11 @@ def pytest_runtest_makereport(
         from roadtest.replayer.results import add_failed_test
 
         add_failed_test(Path(results), item.nodeid, _headline(report))
+    elif results and report.skipped:
+        from roadtest.replayer.results import add_skipped_test
+
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        add_skipped_test(Path(results), item.nodeid, reason.removeprefix("Skipped: "))
     test_verdict = item.stash.get(VERDICT, None)
     if test_verdict is not None and test_verdict.machine is not None and report.when == "call":
         # Which machine the test ran on (junit's properties, KTAP's diagnostics).

@@ -185,17 +185,24 @@ def replay(
                 ]
             )
             results = read_results(directory)
-    failed = 0
+    failed = skipped = 0
     print(f"replay of {printable(str(golden))}:")
     for path in listed:
         entry = results.traces.get(str(path))
         problem = index.problem(path)
         shown_path = printable(str(path))
         test_failed = results.failed_tests.get(tests.get(path, ""))
+        test_skipped = results.skipped_tests.get(tests.get(path, ""))
         if path in index.damaged:
             verdict, why = "DAMAGED", problem
         elif problem:
             verdict, why = "NOT PLAYED", problem
+        elif entry is None and test_skipped is not None and test_failed is None:
+            # Not a divergence: the test does not run here (an SPI device on x86_64).
+            skipped += 1
+            why = f"its test was skipped: {test_skipped}"
+            print(f"  {'SKIPPED':<10} {shown_path}: {printable(why, _LINE_WIDTH)}")
+            continue
         elif entry is None:
             verdict = "NOT PLAYED"
             why = "its test did not attach the device"
@@ -219,7 +226,9 @@ def replay(
         failed += 1
         print(f"  {verdict:<10} {shown_path}: {printable(why, _LINE_WIDTH)}")
     # Only "ok" counts: a trace whose test failed for another reason is not counted.
-    print(f"{len(listed) - failed} of {count(len(listed), 'trace')} replayed without divergence")
+    played_ok = len(listed) - failed - skipped
+    also = f" ({skipped} skipped with their tests)" if skipped else ""
+    print(f"{played_ok} of {count(len(listed), 'trace')} replayed without divergence{also}")
     if failed:
         return 1
     return status

@@ -1,12 +1,12 @@
 """What `roadtest replay` learns from the pytest run it starts: a JSON line per trace played
-(`TraceResult`) and per test that failed, in DIR/<pid>.jsonl (one file per process, so
-that xdist workers never share one)."""
+(`TraceResult`) and per test that failed or was skipped, in DIR/<pid>.jsonl (one file per
+process, so that xdist workers never share one)."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ class TraceResult:
 class Results:
     traces: dict[str, TraceResult]  # by trace path
     failed_tests: dict[str, str]  # test id -> its failure's headline
+    # test id -> why it was skipped (a test this machine cannot run: SPI on x86_64)
+    skipped_tests: dict[str, str] = field(default_factory=dict)
 
 
 def _append(directory: Path, entry: dict[str, Any]) -> None:
@@ -45,6 +47,11 @@ def add_failed_test(directory: Path, test_id: str, headline: str) -> None:
     _append(directory, {"failed": test_id, "headline": headline})
 
 
+def add_skipped_test(directory: Path, test_id: str, reason: str) -> None:
+    """`test_id` was skipped, for `reason`."""
+    _append(directory, {"skipped": test_id, "reason": reason})
+
+
 def read_results(directory: Path) -> Results:
     results = Results({}, {})
     for path in sorted(directory.glob("*.jsonl")):
@@ -53,6 +60,8 @@ def read_results(directory: Path) -> Results:
             if "trace" in entry:
                 result = TraceResult(**entry["trace"])
                 results.traces[result.path] = result
+            elif "skipped" in entry:
+                results.skipped_tests.setdefault(entry["skipped"], entry["reason"])
             else:
                 results.failed_tests.setdefault(entry["failed"], entry["headline"])
     return results

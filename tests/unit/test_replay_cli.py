@@ -22,7 +22,7 @@ from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.player import ReplayHooks
 from roadtest.replayer.replay_command import replay as replay_command
 from roadtest.replayer.replay_command import results_directory
-from roadtest.replayer.results import add_failed_test
+from roadtest.replayer.results import add_failed_test, add_skipped_test
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
@@ -136,11 +136,16 @@ class FakePytest:
     """`run_pytest` for `replay`: what the plugin does with --roadtest-replay, minus the guest."""
 
     def __init__(
-        self, root: Path, failing: dict[str, str] | None = None, stop_early: bool = False
+        self,
+        root: Path,
+        failing: dict[str, str] | None = None,
+        stop_early: bool = False,
+        skipping: dict[str, str] | None = None,
     ) -> None:
         self.root = root
         self.runs: list[list[str]] = []
         self.failing = failing or {}  # test id -> how it fails
+        self.skipping = skipping or {}  # test id -> why it is skipped (before any device)
         self.stop_early = stop_early  # a failing test fails before its driver's last transfers
 
     def __call__(self, args: list[str]) -> int:
@@ -157,6 +162,11 @@ class FakePytest:
         for node_id in node_ids:
             test_id = str(Path(node_id.split("::")[0]).relative_to(self.root))
             test_id += "::" + node_id.split("::", 1)[1]
+            if test_id in self.skipping:  # as the plugin reports a skipped test
+                add_skipped_test(
+                    Path(options["--roadtest-replay-results"]), test_id, self.skipping[test_id]
+                )
+                continue
             try:
                 player = attach(hooks, TPS6286x(), VirtioGpio(ngpio=2).line(1), test_id)
                 hooks.marker(DEV, "bind", None)
@@ -219,6 +229,23 @@ def test_a_test_that_fails_is_not_summarised_as_replayed_without_divergence(
     assert lines["tps62864/test_b.rtrace"].startswith(
         "FAILED|its I/O matched the trace, but its test failed: AssertionError: assert 88.8 == 88.0"
     )
+
+
+def test_a_trace_whose_test_this_machine_skips_is_skipped_not_failed(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST, TEST_B)
+    # test_b does not run here (an SPI device on x86_64): its trace is not a divergence.
+    why = "unsupported on x86_64: test_b.SENSOR is an SPI device"
+    fake = FakePytest(root, skipping={TEST_B: why})
+    assert replay_command(golden, [], root, fake) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == (
+        "1 of 2 traces replayed without divergence (1 skipped with their tests)"
+    )
+    lines = {_key(line).split()[-1]: _key(line) for line in out.splitlines()[1:-1]}
+    assert lines["tps62864/test_a-p.rtrace"].startswith("ok|")
+    assert lines["tps62864/test_b.rtrace"].startswith(f"SKIPPED|its test was skipped: {why}")
 
 
 def test_a_test_that_fails_on_its_own_says_so_next_to_the_divergence_it_caused(
