@@ -62,7 +62,7 @@ import logging
 import struct
 import threading
 from collections.abc import Sequence
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from roadtest.backend.device import VirtioDevice
 from roadtest.backend.virtqueue import Request, Virtqueue
@@ -610,3 +610,28 @@ class VirtioSpi(VirtioDevice):
                 req.write_last(t.result)
                 vq.push(req, 1, notify=False)
         return message
+
+
+def spi_xfers(transfers: Sequence[SPITransfer], answered: bool = True) -> list[dict[str, Any]]:
+    """The transfers of a message as an `spi` event holds them (SCHEMA.md): each head's
+    fields, its TX, and, when `answered`, the RX and result that went back to the driver
+    (else an RX of b"" and OK: the question alone, as replay compares it)."""
+    return [
+        {
+            "bits_per_word": t.bits_per_word,
+            "cs_change": t.cs_change,
+            "tx_nbits": t.tx_nbits,
+            "rx_nbits": t.rx_nbits,
+            "mode": t.mode,
+            "freq": t.freq,
+            "word_delay_ns": t.word_delay_ns,
+            "cs_setup_ns": t.cs_setup_ns,
+            "cs_delay_hold_ns": t.cs_hold_ns,
+            "cs_change_delay_inactive_ns": t.cs_inactive_ns,
+            "len": t.length,
+            "tx": None if t.tx is None else bytes(t.tx),
+            "rx": (bytes(t.rx) if answered else b"") if t.rx_wanted else None,
+            "result": t.result if answered else VIRTIO_SPI_TRANS_OK,
+        }
+        for t in transfers
+    ]

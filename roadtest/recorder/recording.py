@@ -24,11 +24,10 @@ from typing import Any
 from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, Transfer
-from roadtest.backend.spi import SPIMessage, SPITarget
+from roadtest.backend.spi import SPIMessage, SPITarget, spi_xfers
 from roadtest.models.base import ChipModel, I2CModel, SMBusModel, SPIModel
 from roadtest.trace.format import Header, TraceWriteError, TraceWriter
 from roadtest.trace.names import TracedDevice, chip_name, trace_name
-from roadtest.trace.spi import spi_xfers
 
 
 def model_name(model: ChipModel) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, I2CMessage, Transfer
-from roadtest.backend.spi import SPIMessage, SPITarget, SPITransfer
+from roadtest.backend.spi import SPIMessage, SPITarget, SPITransfer, spi_xfers
 from roadtest.backend.spi_model import SPIModelHandler
 from roadtest.errors import RoadtestError
 from roadtest.models.base import ChipModel, I2CModel, ModelError, SPIModel
@@ -55,7 +55,7 @@ from roadtest.trace.decode import Decoder
 from roadtest.trace.format import Header, TraceError, read_trace
 from roadtest.trace.i2c import VIRTIO_I2C_FLAGS_M_RD, VIRTIO_I2C_MSG_OK
 from roadtest.trace.names import TracedDevice, chip_name, trace_name
-from roadtest.trace.spi import VIRTIO_SPI_TRANS_OK, spi_xfers
+from roadtest.trace.spi import VIRTIO_SPI_TRANS_OK
 
 CONTEXT = 5  # events shown before a divergence
 SUMMARY_WIDTH = 400  # characters of one event in a report (a 65536-message transfer is 459 KB)

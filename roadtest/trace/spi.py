@@ -2,17 +2,14 @@
 Device" section, virtio 1.4 draft, oasis-tcs/virtio-spec device-types/spi/description.tex).
 
 They are what crosses the bus, and a trace holds them verbatim: the backend
-(roadtest.backend.spi) reads and writes them on the wire, the recorder stores them, and
-replay and `roadtest trace show` read them back. Written here once for all of those.
+(roadtest.backend.spi) reads and writes them on the wire, the recorder stores them (as
+roadtest.backend.spi.spi_xfers lays out a message's transfers), and replay and `roadtest
+trace show` read them back. Written here once for all of those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
-
-if TYPE_CHECKING:
-    from roadtest.backend.spi import SPITransfer
+from typing import Final
 
 # struct virtio_spi_transfer_result's `result`.
 VIRTIO_SPI_TRANS_OK: Final = 0
@@ -57,28 +54,3 @@ def spi_mode(mode: int) -> str:
     if rest:
         names.append(f"{rest:#x}")
     return " ".join([f"mode {number}", *names])
-
-
-def spi_xfers(transfers: Sequence[SPITransfer], answered: bool = True) -> list[dict[str, Any]]:
-    """The transfers of a message as an `spi` event holds them (SCHEMA.md): each head's
-    fields, its TX, and, when `answered`, the RX and result that went back to the driver
-    (else an RX of b"" and OK: the question alone, as replay compares it)."""
-    return [
-        {
-            "bits_per_word": t.bits_per_word,
-            "cs_change": t.cs_change,
-            "tx_nbits": t.tx_nbits,
-            "rx_nbits": t.rx_nbits,
-            "mode": t.mode,
-            "freq": t.freq,
-            "word_delay_ns": t.word_delay_ns,
-            "cs_setup_ns": t.cs_setup_ns,
-            "cs_delay_hold_ns": t.cs_hold_ns,
-            "cs_change_delay_inactive_ns": t.cs_inactive_ns,
-            "len": t.length,
-            "tx": None if t.tx is None else bytes(t.tx),
-            "rx": (bytes(t.rx) if answered else b"") if t.rx_wanted else None,
-            "result": t.result if answered else VIRTIO_SPI_TRANS_OK,
-        }
-        for t in transfers
-    ]
