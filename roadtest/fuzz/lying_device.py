@@ -152,21 +152,34 @@ def _pattern(value: int, length: int) -> bytes:
     return (chunk * (length // width + 1))[:length]
 
 
-class HostileSPIHandler:
-    """An SPIHandler: `model` behind `plan` (see the module's docstring)."""
+class _Hostile:
+    """What a hostile device keeps whatever its bus: the plan's lies (by read), failures
+    and interrupt toggles (by exchange: an I2C transfer, an SPI message), and the counts."""
 
-    def __init__(self, model: SPIModel, plan: HostilePlan, irq: Line | None = None) -> None:
-        self.model = model
+    def __init__(self, model: I2CModel | SPIModel, plan: HostilePlan, irq: Line | None) -> None:
         self.name = f"hostile {type(model).__name__}"
         self.irq = irq
         self._lies = dict(plan.lies)
-        self._flips = dict(plan.flips)
         self._faults = dict(plan.faults)
         self._interrupts = frozenset(plan.interrupts)
         self._lock = threading.Lock()
-        self.messages = 0
         self.reads = 0
-        self.refusals = 0  # the model's own complaints, answered as TRANS_ERR
+        self.refusals = 0  # the model's own complaints, answered as the bus's failure
+
+    def _interrupt_after(self, number: int) -> None:
+        """Toggle the interrupt line after exchange `number` if the plan says so."""
+        if number in self._interrupts and self.irq is not None:
+            self.irq.set(not self.irq.input)
+
+
+class HostileSPIHandler(_Hostile):
+    """An SPIHandler: `model` behind `plan` (see the module's docstring)."""
+
+    def __init__(self, model: SPIModel, plan: HostilePlan, irq: Line | None = None) -> None:
+        super().__init__(model, plan, irq)
+        self.model = model
+        self._flips = dict(plan.flips)
+        self.messages = 0
 
     def message(self, message: SPIMessage) -> None:
         with self._lock:
@@ -179,8 +192,7 @@ class HostileSPIHandler:
                 if t.result != VIRTIO_SPI_TRANS_OK:
                     t.result = VIRTIO_SPI_TRANS_ERR
                     t.rx = b""
-            if number in self._interrupts and self.irq is not None:
-                self.irq.set(not self.irq.input)
+            self._interrupt_after(number)
 
     def _serve(self, transfers: list[SPITransfer]) -> None:
         model = self.model
@@ -210,22 +222,15 @@ class HostileSPIHandler:
         return rx
 
 
-class HostileHandler:
+class HostileHandler(_Hostile):
     """A TransferHandler: `model` behind `plan` (see the module's docstring)."""
 
     def __init__(self, model: I2CModel, plan: HostilePlan, irq: Line | None = None) -> None:
+        super().__init__(model, plan, irq)
         self.model = model
-        self.name = f"hostile {type(model).__name__}"
-        self.irq = irq
-        self._lies = dict(plan.lies)
         self._register_lies = {(reg, n): value for reg, n, value in plan.register_lies}
         self._register_reads: dict[int, int] = {}
-        self._faults = dict(plan.faults)
-        self._interrupts = frozenset(plan.interrupts)
-        self._lock = threading.Lock()
         self.transfers = 0
-        self.reads = 0
-        self.refusals = 0  # the model's own complaints, answered as NACKs
 
     def transfer(self, transfer: Transfer) -> None:
         with self._lock:
@@ -235,8 +240,7 @@ class HostileHandler:
             messages = transfer.messages
             served = messages if failing is None else messages[:failing]
             self._serve(served)
-            if number in self._interrupts and self.irq is not None:
-                self.irq.set(not self.irq.input)
+            self._interrupt_after(number)
 
     def _serve(self, messages: list[I2CMessage]) -> None:
         model = self.model
