@@ -334,7 +334,6 @@ def merge(sources: Sequence[Path], out: Path) -> int:
                     best[result.source] = result
 
     with replacing(out, companions=("-wal", "-shm")) as tmp:
-        tmp.unlink()  # SQLite makes its own file
         with ResultsDB.open(tmp, tree=tree, kernel=kernel) as db:
             for result in best.values():
                 db.record(result)

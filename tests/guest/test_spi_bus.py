@@ -12,6 +12,7 @@ driver's errno for it).
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -92,8 +93,6 @@ Message = list[tuple[str | None, int, int]]  # (tx hex or None, length, cs_chang
 
 
 def send(guest: RoadtestSession, dev_path: str, messages: list[Message]) -> list[object]:
-    import json
-
     node = guest.agent.listdir(f"{dev_path}/spidev")[0]
     status, out, err = guest.agent.run(
         ["python3", "-c", GUEST_SENDS, f"/dev/{node}", json.dumps(messages)]
