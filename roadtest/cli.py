@@ -278,7 +278,8 @@ def parser() -> argparse.ArgumentParser:
         "--tree",
         metavar="DIR",
         help="your own kernel tree: built out of tree in the cache (the tree is only read), "
-        "incrementally, with those of roadtest's patches that apply to it",
+        "incrementally, with those of roadtest's patches that apply to it; or a kernel "
+        "source tarball, or an installed Debian package's name (linux-source-6.1)",
     )
     build.add_argument(
         "--series", metavar="FILE", help="with --tree: your own patches too (a quilt series)"

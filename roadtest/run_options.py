@@ -22,7 +22,7 @@ from typing import Literal
 from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel.build import Kernel, cached_kernel, kernel_in, tree_kernel
 from roadtest.kernel.source import read_series_file
-from roadtest.kernel.tree import open_tree
+from roadtest.kernel.tree import open_tree, tree_argument
 from roadtest.kernel.variants import COVERAGE, MAIN, SANITIZERS, KernelVariant
 from roadtest.machine import registry
 from roadtest.machine.base import TIME_MODES, MachineType, TimeMode
@@ -144,7 +144,8 @@ OPTIONS: tuple[Option, ...] = (
         "value",
         "build and boot your own kernel tree (out of tree, in the cache: the tree is only "
         "read, uncommitted changes included; incrementally, a changed driver in seconds), "
-        "with those of roadtest's patches that apply to it",
+        "with those of roadtest's patches that apply to it; or a kernel source tarball, or "
+        "an installed Debian package's name (linux-source-6.1), unpacked once in the cache",
         metavar="DIR",
         short="--tree",
     ),
@@ -554,7 +555,7 @@ class RunOptions:
             workdir=None if workdir is None else _workdir(workdir, workers),
             modules=tuple(_module(str(m)) for m in modules_given),
             kernel_dir=None if kernel_dir is None else Path(kernel_dir).absolute(),
-            tree=None if tree is None else Path(tree).absolute(),
+            tree=None if tree is None else tree_argument(tree),
             series=None if series is None else Path(series).absolute(),
             config_dirs=tuple(dict.fromkeys(config_dirs)),
             modules_used=None if modules_used is None else Path(modules_used).absolute(),

@@ -7,6 +7,7 @@ packages=(
     build-essential bc flex bison libelf-dev kmod xz-utils   # building the kernel
     device-tree-compiler                                     # dtc, for the guest's devicetree
     linux-source-6.12                                        # the kernel the drivers come from
+    linux-source-6.1                                         # make test's check of --tree on another kernel
     python3 python3-venv                                     # the venv (with /usr/bin/python3)
     trace-cmd                                                # i2c tracing in the guest, imported as traces
     gdb                                                      # roadtest run --roadtest-gdb

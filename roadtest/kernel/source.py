@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -16,7 +17,11 @@ from roadtest.kernel.runner import Runner
 
 DEFAULT_SOURCE = Path("/usr/src/linux-source-6.12.tar.xz")
 DEBIAN_PACKAGE = "linux-source-6.12"
+DEFAULT_LINE = DEBIAN_PACKAGE.removeprefix("linux-source-")  # "6.12": traces' plain names
 SOURCE_ENV = "ROADTEST_KERNEL_SOURCE"
+# Where Debian's linux-source-X.Y packages put their tarball; --tree takes such a name.
+PACKAGES_DIR = Path("/usr/src")
+PACKAGE_NAME = re.compile(r"linux-source-\d+\.\d+")
 SERIES = Path("kernel-patches") / "series"
 
 # Written inside an unpacked tree as its last step, before the rename that publishes it.
@@ -34,7 +39,7 @@ class SourceIdentity:
 
     def describe(self) -> str:
         if self.package_version:
-            return f"{DEBIAN_PACKAGE} {self.package_version}"
+            return f"{_package_of(self.tarball)} {self.package_version}"
         return str(self.tarball)
 
     def key_data(self) -> dict[str, object]:
@@ -51,10 +56,16 @@ def source_tarball() -> Path:
     return Path(override).expanduser() if override else DEFAULT_SOURCE
 
 
-def _package_version() -> str | None:
+def _package_of(tarball: Path) -> str:
+    """The Debian package a /usr/src tarball comes from: linux-source-6.1.tar.xz's is
+    linux-source-6.1."""
+    return tarball.name.split(".tar", 1)[0]
+
+
+def _package_version(package: str) -> str | None:
     try:
         out = subprocess.run(
-            ["dpkg-query", "-W", "-f=${Version}", DEBIAN_PACKAGE],
+            ["dpkg-query", "-W", "-f=${Version}", package],
             capture_output=True,
             text=True,
             timeout=5,
@@ -80,8 +91,28 @@ def source_identity() -> SourceIdentity:
             f"`apt-get install {DEBIAN_PACKAGE}` (or run `make setup`)"
         )
     st = tarball.stat()
-    version = _package_version() if tarball == DEFAULT_SOURCE else None
+    version = _package_version(DEBIAN_PACKAGE) if tarball == DEFAULT_SOURCE else None
     return SourceIdentity(tarball.resolve(), st.st_size, st.st_mtime_ns, version)
+
+
+def tarball_identity(tarball: Path) -> SourceIdentity:
+    """A kernel source tarball given to --tree (a file that exists): Debian's package
+    version too when it is one of /usr/src's."""
+    st = tarball.stat()
+    version = _package_version(_package_of(tarball)) if tarball.parent == PACKAGES_DIR else None
+    return SourceIdentity(tarball.resolve(), st.st_size, st.st_mtime_ns, version)
+
+
+def packaged_tarball(name: str) -> Path | None:
+    """The tarball of Debian's kernel source package `name` ("linux-source-6.1"), if that
+    package is installed; None when `name` names no such package."""
+    if not PACKAGE_NAME.fullmatch(name):
+        return None
+    for suffix in (".tar.xz", ".tar.bz2"):
+        tarball = PACKAGES_DIR / f"{name}{suffix}"
+        if tarball.is_file():
+            return tarball
+    return None
 
 
 def read_series(repo_root: Path) -> list[Path]:

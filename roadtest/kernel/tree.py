@@ -16,21 +16,31 @@ applied to the user's files.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from roadtest.arch import Target
-from roadtest.errors import RoadtestError
+from roadtest.errors import RoadtestError, UsageError
 from roadtest.gitcmd import git, is_repository
+from roadtest.kernel import cache
 from roadtest.kernel.runner import Runner
-from roadtest.kernel.source import apply_patch
+from roadtest.kernel.source import (
+    PACKAGE_NAME,
+    apply_patch,
+    packaged_tarball,
+    prepare_source,
+    tarball_identity,
+)
 
 MIRROR_NAME = "linux"
 
@@ -67,6 +77,7 @@ class KernelTree:
     version: str  # from its Makefile, e.g. "6.1.0"
     describe: str  # `git describe --always --dirty`, or "" for a tree without git
     dirty: bool | None  # uncommitted changes (None: not a git tree)
+    tarball: str = ""  # what the tree was unpacked from ("linux-source-6.1 6.1.192-1"), if so
 
     @property
     def key(self) -> str:
@@ -76,6 +87,8 @@ class KernelTree:
 
     def describe_line(self) -> str:
         """What a run's header and `build` say about it."""
+        if self.tarball:
+            return f"{self.tarball} (Linux {self.version}, unpacked in the cache: {self.path})"
         if self.dirty is None:
             return f"{self.path} (Linux {self.version}, not a git tree)"
         state = ", with uncommitted changes" if self.dirty else ""
@@ -93,9 +106,62 @@ def _version(makefile: Path) -> str | None:
     return f"{fields['VERSION']}.{fields['PATCHLEVEL']}.{fields.get('SUBLEVEL') or 0}"
 
 
-def open_tree(path: Path, target: Target) -> KernelTree:
+def tree_argument(value: str) -> Path:
+    """--tree's value, checked before anything is built: a kernel tree (a directory), a
+    kernel source tarball, or the name of an installed Debian package (`linux-source-6.1`:
+    its tarball in /usr/src). A UsageError, one line, for anything else."""
+    path = Path(value).expanduser()
+    if path.is_dir() or (path.is_file() and ".tar" in path.name):
+        return path.absolute()
+    tarball = packaged_tarball(value)
+    if tarball is not None:
+        return tarball
+    if PACKAGE_NAME.fullmatch(value):
+        raise UsageError(
+            f"--tree {value}: no such directory, and the package {value} is not installed "
+            f"(`apt-get install {value}` puts its source in /usr/src)"
+        )
+    if path.exists():
+        raise UsageError(f"--tree {value}: neither a directory nor a kernel source tarball")
+    raise UsageError(f"--tree {value}: no such directory")
+
+
+def unpacked_tarball(
+    tarball: Path, cache_dir: Path | None = None, progress: Callable[[str], None] = print
+) -> tuple[Path, str]:
+    """A kernel source tarball given as --tree (Debian's linux-source-6.1, say), unpacked
+    once into the cache's packages/ (as it is: our patches go into the tree's mirror, as
+    for any tree), and what it is ("linux-source-6.1 6.1.192-1"). Unpacked trees are not
+    pruned: a tree's key is its path, and its mirror and builds follow it."""
+    identity = tarball_identity(tarball)
+    root = (cache_dir or cache.default_cache_dir()) / "packages"
+    stem = tarball.name.split(".tar", 1)[0]
+    dest = root / f"{stem}-{cache.short(cache.source_key(identity, []))}"
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / ".lock"):  # two runs starting together unpack it once
+        top = prepare_source(
+            identity, [], dest, root, Runner(root / f"{stem}.log", progress), progress
+        )
+    return top, identity.describe()
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def open_tree(path: Path, target: Target, cache_dir: Path | None = None) -> KernelTree:
     """`path` as a kernel tree roadtest can build for `target`, or a RoadtestError (one
-    line) saying why not."""
+    line) saying why not. A kernel source tarball stands for the tree it holds."""
+    tarball = ""
+    if path.is_file() and ".tar" in path.name:
+        unpacked, tarball = unpacked_tarball(path.resolve(), cache_dir, _stderr)
+        path = unpacked
     tree = path.expanduser().resolve()
     if not tree.is_dir():
         raise RoadtestError(f"--tree {path}: no such directory")
@@ -122,7 +188,11 @@ def open_tree(path: Path, target: Target) -> KernelTree:
     if is_repository(tree):
         describe = git(tree, "describe", "--always", "--dirty", "--tags", check=False)
         dirty = bool(git(tree, "status", "--porcelain", "--untracked-files=no", check=False))
-    return KernelTree(tree, version, describe, dirty)
+    return KernelTree(tree, version, describe, dirty, tarball)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,12 @@ def _device_hooks(options: RunOptions, kernel_release: str) -> DeviceHooks | Non
     if options.replay is not None:
         from roadtest.replayer.player import ReplayHooks
 
-        return ReplayHooks(options.replay, options.replay_results, options.replay_tolerate_repeats)
+        return ReplayHooks(
+            options.replay,
+            options.replay_results,
+            options.replay_tolerate_repeats,
+            kernel_release,
+        )
     return None
 
 

@@ -25,9 +25,10 @@ from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, Transfer
 from roadtest.backend.spi import SPIMessage, SPITarget, spi_xfers
+from roadtest.kernel.source import DEFAULT_LINE
 from roadtest.models.base import ChipModel, I2CModel, SMBusModel, SPIModel
 from roadtest.trace.format import Header, TraceWriteError, TraceWriter
-from roadtest.trace.names import TracedDevice, chip_name, trace_name
+from roadtest.trace.names import TracedDevice, chip_name, trace_name, version_suffix
 
 
 def model_name(model: ChipModel) -> str:
@@ -174,10 +175,13 @@ class RecordingHooks:
 
     def path_for(self, test_id: str, device: TracedDevice) -> Path:
         directory = self.out / chip_name(device.compatible)
-        path = directory / f"{trace_name(test_id)}.rtrace"
+        # Recorded on another kernel line than the default one, a trace lies beside the
+        # default's (test_x@6.1.rtrace): replay plays the one of the nearest kernel.
+        name = trace_name(test_id) + version_suffix(self.kernel_release, DEFAULT_LINE)
+        path = directory / f"{name}.rtrace"
         if path in self.written:  # a second device of the same chip in this test
             var = device.origin.rsplit(".", 1)[-1].lower()
-            path = directory / f"{trace_name(test_id)}.{var}.rtrace"
+            path = directory / f"{name}.{var}.rtrace"
         return path
 
     def attached(

@@ -530,10 +530,15 @@ class ReplayHooks:
     """
 
     def __init__(
-        self, golden: Path, results: Path | None = None, tolerate_repeats: bool = False
+        self,
+        golden: Path,
+        results: Path | None = None,
+        tolerate_repeats: bool = False,
+        kernel_release: str = "",
     ) -> None:
         self.golden = golden
         self.tolerate_repeats = tolerate_repeats
+        self.kernel_release = kernel_release  # the replayed kernel's: it picks among versions
         self.index = scan_golden(golden)
         self._claimed: dict[tuple[str, Path], str] = {}  # (test id, trace) -> the device using it
         self.results = results
@@ -565,9 +570,9 @@ class ReplayHooks:
         model: ChipModel,
         lines: Mapping[str, GpioLine],
     ) -> TracePlayer:
-        path = self.index.by_device.get((test_id, device.origin)) or self._deviceless(
-            test_id, device
-        )
+        path = self.index.choose(test_id, device.origin, self.kernel_release)
+        if path is None:
+            path = self._deviceless(test_id, device)
         if path is None:
             unreadable = len(self.index.damaged)
             hint = f"; {count(unreadable, 'trace')} there cannot be read" if unreadable else ""
@@ -636,6 +641,7 @@ class ReplayHooks:
             player.summary,
             player.tolerated,
             isinstance(failure, DamagedTrace),
+            self.kernel_release,
         )
         self.outcomes.append(result)
         if self.results is not None:

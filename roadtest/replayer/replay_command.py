@@ -185,7 +185,7 @@ def replay(
                 ]
             )
             results = read_results(directory)
-    failed = skipped = 0
+    failed = skipped = other_kernel = 0
     print(f"replay of {printable(str(golden))}:")
     for path in listed:
         entry = results.traces.get(str(path))
@@ -193,6 +193,17 @@ def replay(
         shown_path = printable(str(path))
         test_failed = results.failed_tests.get(tests.get(path, ""))
         test_skipped = results.skipped_tests.get(tests.get(path, ""))
+        versions = index.alternatives(path) if path in index.headers else [path]
+        nearer = next((results.traces[str(p)] for p in versions if str(p) in results.traces), None)
+        if entry is None and nearer is not None and path in versions:
+            # One trace per kernel line: another one's kernel was nearer the replayed one.
+            other_kernel += 1
+            why = (
+                f"recorded on {index.headers[path].kernel}; {nearer.path} is of the kernel "
+                f"nearest {nearer.kernel}"
+            )
+            print(f"  {'-':<10} {shown_path}: {printable(why, _LINE_WIDTH)}")
+            continue
         if path in index.damaged:
             verdict, why = "DAMAGED", problem
         elif problem:
@@ -221,13 +232,20 @@ def replay(
         else:
             tolerated = entry.tolerated
             extra = f" ({count(tolerated, 'repeated read')} tolerated)" if tolerated else ""
+            if len(versions) > 1:
+                extra += (
+                    f" (recorded on {index.headers[path].kernel}: of {len(versions)} "
+                    f"kernels' traces, the nearest {entry.kernel})"
+                )
             print(f"  ok         {shown_path}: {count(entry.transfers, 'transfer')}{extra}")
             continue
         failed += 1
         print(f"  {verdict:<10} {shown_path}: {printable(why, _LINE_WIDTH)}")
     # Only "ok" counts: a trace whose test failed for another reason is not counted.
-    played_ok = len(listed) - failed - skipped
+    played_ok = len(listed) - failed - skipped - other_kernel
     also = f" ({skipped} skipped with their tests)" if skipped else ""
+    if other_kernel:
+        also += f" ({count(other_kernel, 'trace')} of other kernels not played)"
     print(f"{played_ok} of {count(len(listed), 'trace')} replayed without divergence{also}")
     if failed:
         return 1

@@ -22,6 +22,7 @@ class TraceResult:
     failure: str = ""  # one line; empty when the replay matched
     tolerated: int = 0  # repeated reads made once more or once less than recorded
     damaged: bool = False  # the failure is the trace's: it could not be read to its end
+    kernel: str = ""  # the release of the kernel it was played against
 
 
 @dataclass

@@ -73,7 +73,8 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         "--tree",
         metavar="DIR",
         help="your kernel tree, read where it is (default: the source of the kernel "
-        "`roadtest build` built)",
+        "`roadtest build` built); or a kernel source tarball, or an installed Debian "
+        "package's name (linux-source-6.1), unpacked once in the cache",
     )
     sweep.add_argument(
         "--kernel",
@@ -213,7 +214,7 @@ def _triage(path: str | None) -> Triage:
 
 def _sweep(args: argparse.Namespace, triage: Triage) -> int:
     from roadtest.kernel.build import kernel_in, tree_kernel
-    from roadtest.kernel.tree import open_tree
+    from roadtest.kernel.tree import open_tree, tree_argument
     from roadtest.kernel.variants import MAIN, SWEEP
     from roadtest.sweep import campaign
     from roadtest.sweep.kernel import drivers_fragment
@@ -221,7 +222,7 @@ def _sweep(args: argparse.Namespace, triage: Triage) -> int:
 
     root = repo_root()
     cache = _cache_dir()
-    user = open_tree(Path(args.tree), UM) if args.tree is not None else None
+    user = open_tree(tree_argument(args.tree), UM) if args.tree is not None else None
     prebuilt = kernel_in(Path(args.kernel), UM) if args.kernel is not None else None
     if user is not None:
         tree = user.path
@@ -312,9 +313,11 @@ def _tree(source: str | None) -> tuple[Path, Path | None]:
                 "sweep: no kernel built yet: run `roadtest build` (or name a tree: --tree DIR)"
             )
         return kernel.source_dir.resolve(), kernel.modules_dir
-    tree = Path(source).expanduser()
-    if not tree.is_dir():
-        raise UsageError(f"--tree {source}: no such directory")
+    from roadtest.kernel.tree import open_tree, tree_argument
+
+    tree = tree_argument(source)
+    if not tree.is_dir():  # a tarball: the tree it holds, unpacked in the cache
+        tree = open_tree(tree, UM).path
     tree = tree.resolve()
     same = kernel is not None and kernel.source_dir.resolve() == tree
     return tree, kernel.modules_dir if same and kernel is not None else None

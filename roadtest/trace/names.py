@@ -16,6 +16,7 @@ from roadtest.errors import RoadtestError
 from roadtest.text import printable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
+_RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,24 @@ def trace_name(test_id: str) -> str:
     """A stable, readable file name: `test_x[a b]` -> `test_x-a-b`."""
     name = test_id.rsplit("::", 1)[-1]
     return _UNSAFE.sub("-", name).strip("-")
+
+
+def kernel_version(release: str) -> tuple[int, int, int] | None:
+    """A kernel release as a trace header or `uname -r` gives it ("6.1.192-roadtest") as
+    (6, 1, 192); None when it names no version."""
+    match = _RELEASE.match(release)
+    if match is None:
+        return None
+    return int(match[1]), int(match[2]), int(match[3] or 0)
+
+
+def version_suffix(release: str, plain_line: str) -> str:
+    """What a trace's file name adds for the kernel it was recorded on: nothing on the
+    kernel line (major.minor) roadtest builds by default, `plain_line`; "@6.1" on 6.1.y,
+    so that the two kernels' traces of one test lie side by side."""
+    version = kernel_version(release)
+    line = "" if version is None else f"{version[0]}.{version[1]}"
+    return "" if line in ("", plain_line) else f"@{line}"
 
 
 def shown_id(text: str) -> str:

@@ -16,7 +16,8 @@ import pytest
 
 from roadtest.arch.um import UM
 from roadtest.arch.x86_64 import X86_64
-from roadtest.errors import RoadtestError
+from roadtest.errors import RoadtestError, UsageError
+from roadtest.kernel import source
 from roadtest.kernel.build import _our_patch_of
 from roadtest.kernel.runner import CommandFailed, Runner
 from roadtest.kernel.tree import (
@@ -28,6 +29,7 @@ from roadtest.kernel.tree import (
     summarise,
     sync_mirror,
     touched_files,
+    tree_argument,
 )
 
 DRIVER = "drivers/misc/widget.c"
@@ -229,3 +231,55 @@ def test_a_patch_of_ours_that_breaks_the_build_is_dropped(
     assert [o.state for o in outcomes] == ["does not build here"]
     assert texts[DRIVER] == ORIGINAL.encode()  # the tree's own text
     assert summarise(outcomes, tmp_path) == ["misc: 0001 does not build here"]
+
+
+def _tarball(tree: Path, dest: Path) -> Path:
+    """`tree` packed as Debian packs linux-source-X.Y: one top-level directory."""
+    subprocess.run(
+        ["tar", "-cJf", str(dest), "-C", str(tree.parent), tree.name],
+        check=True,
+        capture_output=True,
+    )
+    return dest
+
+
+def test_a_source_tarball_stands_for_the_tree_it_holds(tree: Path, tmp_path: Path) -> None:
+    tarball = _tarball(tree, tmp_path / "linux-source-6.1.tar.xz")
+    cache = tmp_path / "cache"
+    opened = open_tree(tarball, UM, cache_dir=cache)
+    assert opened.version == "6.1.112"
+    assert opened.path.is_relative_to(cache)
+    assert (opened.path / DRIVER).read_text() == ORIGINAL
+    assert str(tarball) in opened.describe_line()
+    # Unpacked once: a second open finds the same tree, its files as they were.
+    before = snapshot(opened.path)
+    again = open_tree(tarball, UM, cache_dir=cache)
+    assert again.path == opened.path and again.key == opened.key
+    assert snapshot(again.path) == before
+
+
+def test_a_source_tarball_that_is_no_kernel_tree_is_refused(tmp_path: Path) -> None:
+    junk = tmp_path / "junk"
+    (junk / "src").mkdir(parents=True)
+    (junk / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+    tarball = _tarball(junk, tmp_path / "junk.tar.xz")
+    with pytest.raises(RoadtestError, match="not a kernel tree"):
+        open_tree(tarball, UM, cache_dir=tmp_path / "cache")
+
+
+def test_tree_argument_takes_a_directory_a_tarball_or_a_package(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usr_src = tmp_path / "usr-src"
+    usr_src.mkdir()
+    monkeypatch.setattr(source, "PACKAGES_DIR", usr_src)
+    tarball = _tarball(tree, usr_src / "linux-source-6.1.tar.xz")
+    assert tree_argument(str(tree)) == tree
+    assert tree_argument(str(tarball)) == tarball
+    assert tree_argument("linux-source-6.1") == tarball
+    with pytest.raises(UsageError, match=r"apt-get install linux-source-5\.10"):
+        tree_argument("linux-source-5.10")
+    with pytest.raises(UsageError, match="no such directory"):
+        tree_argument(str(tmp_path / "nowhere"))
+    with pytest.raises(UsageError, match="neither a directory nor a kernel source tarball"):
+        tree_argument(str(tree / "Makefile"))

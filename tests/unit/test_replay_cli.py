@@ -121,9 +121,9 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "root"
 
 
-def record_golden(golden: Path, *tests: str) -> Path:
+def record_golden(golden: Path, *tests: str, kernel: str = "6.12.0-test") -> Path:
     line = VirtioGpio(ngpio=2).line(1)
-    hooks = RecordingHooks(golden, "6.12.0-test")
+    hooks = RecordingHooks(golden, kernel)
     for test in tests:
         bus = attach(hooks, TPS6286x(), line, test)
         hooks.marker(DEV, "bind", None)
@@ -141,8 +141,10 @@ class FakePytest:
         failing: dict[str, str] | None = None,
         stop_early: bool = False,
         skipping: dict[str, str] | None = None,
+        kernel: str = "6.12.0-test",
     ) -> None:
         self.root = root
+        self.kernel = kernel  # the release of the kernel the run "boots"
         self.runs: list[list[str]] = []
         self.failing = failing or {}  # test id -> how it fails
         self.skipping = skipping or {}  # test id -> why it is skipped (before any device)
@@ -154,7 +156,9 @@ class FakePytest:
         node_ids = [a for a in args if not a.startswith("-")]
         try:
             hooks = ReplayHooks(
-                Path(options["--roadtest-replay"]), Path(options["--roadtest-replay-results"])
+                Path(options["--roadtest-replay"]),
+                Path(options["--roadtest-replay-results"]),
+                kernel_release=self.kernel,
             )
         except RoadtestError:
             return 3  # the plugin's pytest.exit(): the whole session ends
@@ -276,6 +280,40 @@ def test_a_shadowed_copy_says_which_trace_was_played(
     shadowed = lines["tps62864/test_a-p.rtrace"]
     assert shadowed.startswith(f"NOT PLAYED|{played} is a trace of the same test")
     assert "did not attach" not in shadowed
+
+
+@pytest.mark.parametrize(
+    ("kernel", "played", "other"),
+    [
+        ("6.1.192-roadtest", "test_a-p@6.1.rtrace", "test_a-p.rtrace"),
+        ("6.12.118-roadtest", "test_a-p.rtrace", "test_a-p@6.1.rtrace"),
+        # No trace of 6.6: 6.1 is five lines away, 6.12 six.
+        ("6.6.30-roadtest", "test_a-p@6.1.rtrace", "test_a-p.rtrace"),
+        ("6.7.0-roadtest", "test_a-p.rtrace", "test_a-p@6.1.rtrace"),
+    ],
+)
+def test_traces_of_two_kernels_the_nearest_is_played_and_said(
+    tmp_path: Path,
+    root: Path,
+    capsys: pytest.CaptureFixture[str],
+    kernel: str,
+    played: str,
+    other: str,
+) -> None:
+    golden = record_golden(tmp_path / "golden", TEST, kernel="6.12.118-roadtest")
+    record_golden(golden, TEST, kernel="6.1.192-roadtest")  # lies beside it: test_a-p@6.1
+    assert sorted(p.name for p in (golden / "tps62864").iterdir()) == [
+        "test_a-p.rtrace",
+        "test_a-p@6.1.rtrace",
+    ]
+    assert replay_command(golden, [], root, FakePytest(root, kernel=kernel)) == 0
+    lines = summary(capsys)
+    recorded_on = "6.1.192-roadtest" if "@6.1" in played else "6.12.118-roadtest"
+    ok = lines[f"tps62864/{played}"]
+    assert ok.startswith("ok|")
+    assert f"(recorded on {recorded_on}: of 2 kernels' traces, the nearest {kernel})" in ok
+    assert lines[f"tps62864/{other}"].startswith("-|recorded on ")
+    assert f"tps62864/{played} is of the kernel nearest {kernel}" in lines[f"tps62864/{other}"]
 
 
 def test_a_detail_nested_1000_deep_fails_its_trace_in_one_line(
