@@ -15,4 +15,6 @@ Fixtures:
   guest            the worker's guest session (booted on first use, rebooted
                    after a crash), with the test's kernel and backend logs kept
   roadtest_session the same object, session-scoped, for fixtures of your own
+  roadtest_kernel_range (autouse) skips a test marked roadtest_kernel(RANGE)
+                   on a kernel outside its range, guest or not
 """

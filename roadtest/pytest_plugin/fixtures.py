@@ -19,7 +19,7 @@ from roadtest.machine.base import TimeMode
 from roadtest.pytest_plugin import examples, gdb, tracecmd_capture, verdicts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.collection import collected
-from roadtest.pytest_plugin.kernel_marks import outside_range
+from roadtest.pytest_plugin.kernel_marks import MARK, outside_range
 from roadtest.pytest_plugin.options import option_values, run_options, xdist_worker
 from roadtest.pytest_plugin.stash import (
     CALL_FAILED,
@@ -144,16 +144,26 @@ def _device_hooks(options: RunOptions, kernel_release: str) -> DeviceHooks | Non
     return None
 
 
+@pytest.fixture(autouse=True)
+def roadtest_kernel_range(request: pytest.FixtureRequest) -> None:
+    """A test marked roadtest_kernel(RANGE) runs only on a kernel in its range, whether it
+    takes `guest` or reaches the session otherwise: first of its fixtures, before a guest
+    boots for it. An unmarked test does not start a session here."""
+    if request.node.get_closest_marker(MARK) is None:
+        return
+    session: RoadtestSession = request.getfixturevalue("roadtest_session")
+    elsewhere = outside_range(request.node, session.kernel.release)
+    if elsewhere is not None:
+        request.config.stash.setdefault(UNSUPPORTED, []).append(request.node.nodeid)
+        pytest.skip(elsewhere)  # counted in the terminal summary too: never silent
+
+
 @pytest.fixture
 def guest(
     request: pytest.FixtureRequest, roadtest_session: RoadtestSession
 ) -> Iterator[RoadtestSession]:
     session = roadtest_session
     node_id = request.node.nodeid
-    elsewhere = outside_range(request.node, session.kernel.release)
-    if elsewhere is not None:
-        request.config.stash.setdefault(UNSUPPORTED, []).append(node_id)
-        pytest.skip(elsewhere)  # counted in the terminal summary too: never silent
     start = f"roadtest: start {node_id}"
     guest = _guest_for(request.config, session, start)
     module = getattr(request, "module", None)

@@ -3,7 +3,7 @@ that define them (see the package's docstring)."""
 
 from roadtest.pytest_plugin.collection import pytest_collection_modifyitems
 from roadtest.pytest_plugin.configure import pytest_cmdline_main, pytest_configure
-from roadtest.pytest_plugin.fixtures import guest, roadtest_session
+from roadtest.pytest_plugin.fixtures import guest, roadtest_kernel_range, roadtest_session
 from roadtest.pytest_plugin.options import pytest_addoption
 from roadtest.pytest_plugin.report import (
     pytest_report_header,
@@ -22,5 +22,6 @@ __all__ = [
     "pytest_runtest_call",
     "pytest_runtest_makereport",
     "pytest_terminal_summary",
+    "roadtest_kernel_range",
     "roadtest_session",
 ]

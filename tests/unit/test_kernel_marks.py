@@ -43,6 +43,11 @@ def test_before_6_9(guest):
 
 def test_unmarked(guest):
     pass
+
+
+@pytest.mark.roadtest_kernel(">=6.9", reason="abc123 (v6.9) made it divide by zero")
+def test_without_guest(roadtest_session):
+    pytest.skip("reached the test")
 """
 
 
@@ -54,22 +59,25 @@ def run(pytester: pytest.Pytester, release: str, tests: str = TESTS) -> pytest.R
 
 def test_a_test_outside_its_range_is_skipped_with_its_reason(pytester: pytest.Pytester) -> None:
     result = run(pytester, "6.1.192-roadtest")
-    result.assert_outcomes(skipped=3)
+    result.assert_outcomes(skipped=4)
     out = result.stdout.str()
     assert (
         "holds for Linux >=6.9 (this kernel: 6.1.192-roadtest): abc123 (v6.9) made it "
         "divide by zero" in out
     )
     assert out.count("reached the guest") == 2  # the other two ran
-    assert "roadtest: 1 tests unsupported" in out and "test_since_6_9" in out
+    # A marked test that takes no `guest` is held to its range too.
+    assert "reached the test" not in out
+    assert "roadtest: 2 tests unsupported" in out and "test_since_6_9" in out
 
 
 def test_a_test_inside_its_range_runs(pytester: pytest.Pytester) -> None:
     result = run(pytester, "6.12.118-roadtest")
-    result.assert_outcomes(skipped=3)
+    result.assert_outcomes(skipped=4)
     out = result.stdout.str()
     assert "holds for Linux >=6.1,<6.9 (this kernel: 6.12.118-roadtest)" in out
     assert out.count("reached the guest") == 2
+    assert out.count("reached the test") == 1
 
 
 @pytest.mark.parametrize(
