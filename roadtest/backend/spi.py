@@ -32,6 +32,28 @@ What this device decides where the specification leaves it open:
   transfer of the kick (a driver queues a whole message and then kicks, as i2c-virtio
   does for a transfer; an idle bus has its chip selects released). The last transfer's
   cs_change therefore changes nothing, whichever way a driver reads it.
+- A message longer than the queue. A driver whose message has more transfers than the
+  ring has room for sends it in turns: it queues what fits, kicks, waits for the answers
+  (the device must answer to free the ring), and queues the rest. What the device can
+  know at a kick's end: how many ring descriptors the kick's requests held (`descs`: 1
+  for an indirect table), and so whether the ring could have taken another request; the
+  last transfer's cs_change. What it cannot know: whether a driver that filled the ring
+  stopped for room or because its message ended there, nor, at the next kick, whether the
+  first transfer continues the old message or starts a new one (no field says either).
+  The choice: a kick that left the ring without room for another request (fewer free
+  descriptors than the largest request takes: 1 if every chain of the kick was indirect,
+  else 4, head, tx_buf, rx_buf and result) and ended in a transfer without cs_change
+  keeps its last message open, the chip select held; the next kick's first transfer, if
+  it is to the same chip select, continues it; anything else (another chip select, a
+  malformed request, a transfer refused or failed, detaching the chip) releases it
+  first. The cost is a message of exactly a full ring followed by another message to the
+  same chip select: the chip sees the two as one (no release between them). Ending every
+  message at a kick's end instead cuts every message longer than the ring in two, which
+  a chip sees as two commands; the choice errs on the rarer case. A driver that adds
+  requests before it takes the old ones' answers off the ring has fewer free descriptors
+  than the device counts; the device then ends the message at the kick, as before.
+  Handlers see a message in parts (`SPIMessage.continues`, `SPIMessage.held`); the model
+  adapter selects a chip at a message's first part and releases it after its last.
 - Checks. Each transfer is checked as the spec asks (PARAM_ERR: a head field out of
   range, a feature the config does not offer, TX and RX of different lengths) before
   its message runs, as a controller checks a message before it asserts the chip select
@@ -90,6 +112,10 @@ VIRTIO_ID_SPI: Final = 45
 CONFIG: Final = struct.Struct("<BBBBIIIIIII")
 HEAD: Final = struct.Struct("<BBBBB3xIIIIII")
 HEAD_SIZE: Final = HEAD.size  # 32
+# The most descriptors a request's chain takes without an indirect table: the head,
+# tx_buf, rx_buf and the result (the spec's driver requirements, each buffer one
+# descriptor as a driver lays them out).
+MAX_REQUEST_DESCS: Final = 4
 
 
 # mode_func_supported, in the config.
@@ -196,14 +222,28 @@ class SPITransfer:
 
 class SPIMessage:
     """The transfers between one assertion of a chip select and its release, and what went
-    wrong while they were answered."""
+    wrong while they were answered.
 
-    __slots__ = ("cs", "transfers", "faults")
+    A message longer than the virtqueue comes in parts (see the module's docstring):
+    `continues` says the chip select was already asserted before this part (by the part
+    before it, in an earlier kick), `held` that it stays asserted after it if every
+    transfer succeeds (the next kick may continue the message). A handler that does not
+    look at them sees each part as a message of its own."""
 
-    def __init__(self, cs: int, transfers: list[SPITransfer]) -> None:
+    __slots__ = ("cs", "transfers", "faults", "continues", "held")
+
+    def __init__(
+        self,
+        cs: int,
+        transfers: list[SPITransfer],
+        continues: bool = False,
+        held: bool = False,
+    ) -> None:
         self.cs = cs
         self.transfers = transfers
         self.faults: list[tuple[str, BaseException]] | None = None
+        self.continues = continues
+        self.held = held
 
     def fault(self, where: str, exc: BaseException) -> None:
         """Report what a handler's model raised (or its own complaint): `where` names it,
@@ -221,7 +261,11 @@ class SPIHandler(Protocol):
 
     `message` sets each transfer's `rx` (exactly `length` bytes, wire order) and its
     `result` to OK, in order, as far as it succeeds; a transfer left at TRANS_ERR fails,
-    with every one after it. `name` says what answers, for reports ("TMP121")."""
+    with every one after it. `name` says what answers, for reports ("TMP121").
+
+    A handler that follows a message across parts (`SPIMessage.held`) may also have a
+    `release()` method: the bus calls it when it releases a chip select it had held after
+    a part (the message ended in a later kick without more transfers for it)."""
 
     name: str
 
@@ -259,7 +303,7 @@ def bus_time_ns(messages: Sequence[SPIMessage], max_freq_hz: int) -> int:
     total = 0
     for message in messages:
         last = len(message.transfers) - 1
-        starting = True
+        starting = not message.continues
         for i, t in enumerate(message.transfers):
             hz = t.freq or max_freq_hz or DEFAULT_MAX_FREQ_HZ
             words = t.length // word_bytes(t.bits_per_word) if t.bits_per_word else 0
@@ -267,7 +311,7 @@ def bus_time_ns(messages: Sequence[SPIMessage], max_freq_hz: int) -> int:
             total += max(words - 1, 0) * t.word_delay_ns
             if starting:
                 total += t.cs_setup_ns
-            starting = bool(t.cs_change) or i == last
+            starting = bool(t.cs_change) or (i == last and not message.held)
             if starting:
                 total += t.cs_hold_ns + t.cs_inactive_ns
     return total
@@ -294,6 +338,8 @@ class SPIBus:
         self.cs_max_number = cs_max_number
         self.targets: dict[int, _Target] = {}
         self._lock = threading.Lock()
+        # The chip select held after a message's part (None: all are released).
+        self.held: int | None = None
 
     def attach(
         self, cs: int, target: SPIModel | SPIHandler, observer: SPIObserver | None = None
@@ -317,27 +363,52 @@ class SPIBus:
             self.targets[cs] = _Target(handler, observer, target)
 
     def detach(self, cs: int) -> SPIModel | SPIHandler | None:
-        """Remove and return what was attached on `cs` (None if there was nothing)."""
+        """Remove and return what was attached on `cs` (None if there was nothing), its
+        chip select released first if a message held it."""
+        if self.held == cs:
+            self.release()
         with self._lock:
             target = self.targets.pop(cs, None)
         return None if target is None else target.attached
+
+    def release(self) -> None:
+        """Release the chip select a message's part held (see `SPIMessage.held`), telling
+        its handler if it has a `release()`."""
+        cs, self.held = self.held, None
+        target = None if cs is None else self.targets.get(cs)
+        if target is None:
+            return
+        release = getattr(target.handler, "release", None)
+        if release is not None:
+            try:
+                release()
+            except BaseException as exc:
+                log.error("spi cs %d: %s.release() raised %r", cs, target.handler.name, exc)
 
     def get(self, cs: int) -> SPIModel | SPIHandler | None:
         target = self.targets.get(cs)
         return None if target is None else target.attached
 
     def clear(self) -> None:
+        self.release()
         with self._lock:
             self.targets.clear()
 
     def serve(self, message: SPIMessage) -> None:
         """Have `message` answered by the handler on its chip select (0xff bytes when there
-        is none); afterwards each transfer holds its result and RX."""
+        is none); afterwards each transfer holds its result and RX. A held chip select
+        other than a continued message's is released first; `message`'s is held after it
+        when it says so and every transfer succeeded."""
+        if self.held is not None and not (message.continues and self.held == message.cs):
+            self.release()
+        self.held = None
         target = self.targets.get(message.cs)
         if target is None:
             for t in message.transfers:
                 t.rx = bytes([IDLE_MISO]) * t.length
                 t.result = VIRTIO_SPI_TRANS_OK
+            if message.held:
+                self.held = message.cs
             return
         handler, observer = target.handler, target.observer
         if observer is not None:
@@ -358,6 +429,10 @@ class SPIBus:
             failed = True
             t.result = VIRTIO_SPI_TRANS_ERR
             t.rx = b""
+        if message.held:
+            self.held = message.cs
+            if failed:
+                self.release()  # the driver fails the message and sends no more of it
         if observer is not None:
             try:
                 observer.end(message)
@@ -506,27 +581,39 @@ class VirtioSpi(VirtioDevice):
 
     def queue_kicked(self, vq: Virtqueue) -> None:
         # A message is the transfers of one kick to one chip select up to one with
-        # cs_change (see the module's docstring).
+        # cs_change; one that fills the ring stays open into the next kick (see the
+        # module's docstring).
         message: list[tuple[Request, SPITransfer, str | None]] = []
         done: list[SPIMessage] = []
+        continues = True  # the kick's first message may continue one a full ring held
+        descs = 0
+        indirect = True
         while (req := vq.pop()) is not None:
             self.transfers += 1
+            descs += req.descs
+            indirect = indirect and req.descs == 1
             parsed = self._parse(vq, req)
             if parsed is None:
                 if message:
-                    done.append(self._run(vq, message))
+                    done.append(self._run(vq, message, continues))
                     message = []
+                continues = False
+                self.bus.release()
                 continue
             t, why = parsed
             if message and message[-1][1].cs != t.cs:
-                done.append(self._run(vq, message))
+                done.append(self._run(vq, message, continues))
                 message = []
+                continues = False
             message.append((req, t, why))
             if t.cs_change:
-                done.append(self._run(vq, message))
+                done.append(self._run(vq, message, continues))
                 message = []
+                continues = False
         if message:
-            done.append(self._run(vq, message))
+            # No room for another request: the driver may have more of this message.
+            full = vq.num - descs < (1 if indirect else MAX_REQUEST_DESCS)
+            done.append(self._run(vq, message, continues, held=full))
         timed = vq.signal is not None and done
         vq.notify(after=bus_time_ns(done, self.max_freq_hz) if timed else 0)
 
@@ -575,11 +662,20 @@ class VirtioSpi(VirtioDevice):
         return t, why
 
     def _run(
-        self, vq: Virtqueue, items: list[tuple[Request, SPITransfer, str | None]]
+        self,
+        vq: Virtqueue,
+        items: list[tuple[Request, SPITransfer, str | None]],
+        continues: bool = False,
+        held: bool = False,
     ) -> SPIMessage:
-        """Check, serve and answer one message."""
-        message = SPIMessage(items[0][1].cs, [t for _, t, _ in items])
+        """Check, serve and answer one message (or a part of one: `continues` the part a
+        full ring held open, if on the same chip select; `held` open after it)."""
+        cs = items[0][1].cs
+        message = SPIMessage(cs, [t for _, t, _ in items], continues and self.bus.held == cs, held)
         refused = [(t, why) for _, t, why in items if why is not None]
+        if refused or any(t.mode & VIRTIO_SPI_MODE_LOOP for t in message.transfers):
+            # Not served by the chip: a chip select a message held is released.
+            self.bus.release()
         if refused:
             for t, why in refused:
                 self.record_error("device", f"spi cs {t.cs} transfer", ValueError(why))

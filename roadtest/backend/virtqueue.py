@@ -57,18 +57,25 @@ class Request:
 
     `out` is the device-readable part, concatenated. `in_segments` are the
     device-writable buffers in chain order as (mapping, offset, length);
-    `in_len` is their total length.
+    `in_len` is their total length. `descs` is how many of the ring's descriptors the
+    chain holds until it is returned (1 for an indirect table, whatever its length).
     """
 
-    __slots__ = ("head", "out", "in_segments", "in_len")
+    __slots__ = ("head", "out", "in_segments", "in_len", "descs")
 
     def __init__(
-        self, head: int, out: bytes, in_segments: list[tuple[mmap.mmap, int, int]], in_len: int
+        self,
+        head: int,
+        out: bytes,
+        in_segments: list[tuple[mmap.mmap, int, int]],
+        in_len: int,
+        descs: int = 1,
     ) -> None:
         self.head = head
         self.out = out
         self.in_segments = in_segments
         self.in_len = in_len
+        self.descs = descs
 
     def write(self, data: bytes, offset: int = 0) -> int:
         """Write `data` at `offset` of the writable area, across segments; returns the end."""
@@ -366,7 +373,9 @@ class Virtqueue:
             if not flags & VRING_DESC_F_NEXT:
                 break
             idx = nxt
-        return Request(head, out[0] if len(out) == 1 else b"".join(out), segs, in_len)
+        return Request(
+            head, out[0] if len(out) == 1 else b"".join(out), segs, in_len, 1 if indirect else count
+        )
 
     def push(self, req: Request, written: int, notify: bool = True) -> None:
         """Return `req` with `written` bytes written; then notify unless told not to."""
