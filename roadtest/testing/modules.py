@@ -104,6 +104,11 @@ class ModuleIndex:
         has its name."""
         # What an OF device with this compatible announces, whatever its node's name and type.
         found = self.for_modalias(f"of:NdeviceT(null)C{compatible}")
+        if len(found) > 1 and bus:
+            # A chip with both buses has a driver module for each (bmp280-i2c, bmp280-spi)
+            # with one OF table: the device's bus says which, by the module's bus aliases.
+            ours = [m for m in found if any(a.startswith(f"{bus}:") for a in m.aliases)]
+            found = ours or found
         if not found and bus in ("i2c", "spi"):
             # The I2C and SPI cores name a devicetree device after its compatible's part
             # after the first comma (of_alias_from_compatible), and drivers without an OF

@@ -39,7 +39,14 @@ from roadtest.testing import bus as buses
 from roadtest.testing import devicetree, kmemleak
 from roadtest.testing.bus import TestBus
 from roadtest.testing.bus.i2c import I2CTestBus
-from roadtest.testing.devices import Device, Layout, ModelDevice, PlacementError, PlatformDevice
+from roadtest.testing.devices import (
+    Device,
+    Layout,
+    ModelDevice,
+    PlacementError,
+    PlatformDevice,
+    SPIDevice,
+)
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.hooks import DeviceHooks, EventScriptHooks, LiveHooks
 from roadtest.testing.modules import ModuleIndex, ModuleInfo, params_from_cmdline
@@ -514,8 +521,11 @@ class RoadtestSession:
                 name=name,
                 path=path,
             )
-            # What answers for it (the model, a trace, a lie) is the hooks' choice.
-            if isinstance(model, I2CModel):
+            # What answers for it (the model, a trace, a lie) is the hooks' choice. A model
+            # of a chip with both buses is both kinds: the declaration's bus says which.
+            if isinstance(model, I2CModel) and not (
+                isinstance(model, SPIModel) and device.bus == SPIDevice.bus
+            ):
                 target = self.hooks.attached(self.test_id, traced(bound), model, lines)
                 bus.attach(self.backend, place.addr, target)
             elif isinstance(model, SPIModel):

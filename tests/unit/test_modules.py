@@ -37,6 +37,16 @@ def modules(tmp_path: Path) -> Path:
         "depends=",
         "name=sensor9",
     )
+    # A chip with both buses: one OF table in each bus's module.
+    for bus in ("spi", "i2c"):
+        make_ko(
+            root / f"kernel/drivers/iio/pressure/dual-{bus}.ko",
+            f"alias={bus}:dual",
+            "alias=of:N*T*Cacme,dualC*",
+            "alias=of:N*T*Cacme,dual",
+            "depends=",
+            f"name=dual_{bus}",
+        )
     make_ko(
         root / "kernel/drivers/misc/broken.ko",
         "alias=of:N*T*Cacme,broken",
@@ -135,3 +145,9 @@ def test_module_parameters_on_the_kernel_command_line_as_modprobe_takes_them() -
     assert params_from_cmdline(cmdline, "opt3001") == "dyndbg=+p debug=1"
     assert params_from_cmdline(cmdline, "tps6286x_regulator") == 'dyndbg="+p"'
     assert params_from_cmdline(cmdline, "pcf8563") == ""
+
+
+def test_a_chip_with_both_buses_gets_its_buss_module(modules: Path) -> None:
+    index = ModuleIndex(modules)
+    assert index.for_compatible("acme,dual", "i2c").name == "dual_i2c"
+    assert index.for_compatible("acme,dual", "spi").name == "dual_spi"
