@@ -238,6 +238,24 @@ def cmd_trace_diff(args: argparse.Namespace) -> int:
     return diff(args.a, args.b)
 
 
+def cmd_trace_export(args: argparse.Namespace) -> int:
+    from roadtest.trace.waves import export_command
+
+    return export_command(args.vcd, args.file, args.clock)
+
+
+def _hertz(text: str) -> int:
+    try:
+        value = float(text[:-1]) * 1000 if text.lower().endswith("k") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a frequency: {text!r} (e.g. 400000 or 400k)"
+        ) from None
+    if value != value or value < 1 or value > 1e12:  # nan, or nothing a bus runs at
+        raise argparse.ArgumentTypeError(f"not a clock: {text!r}")
+    return round(value)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, whose errors are roadtest's usage errors: one line, exit status 4."""
 
@@ -436,6 +454,25 @@ def parser() -> argparse.ArgumentParser:
     diff.add_argument("a", help="the expected trace")
     diff.add_argument("b", help="the actual trace")
     diff.set_defaults(func=cmd_trace_diff)
+    export = trace_sub.add_parser(
+        "export",
+        help="write a trace as the bus would be on its wires (a VCD for PulseView, GTKWave)",
+        description="Write a value change dump of the trace: I2C as SCL and SDA (START, address "
+        "and R/W, ACK or NACK, data, repeated START, STOP, with UM10204's timing at the "
+        "clock), SPI as SCLK, MOSI, MISO and the chip select in the transfers' mode, every "
+        "GPIO line and interrupt as a signal of its own, at the trace's (simulated) times.",
+    )
+    export.add_argument("--vcd", required=True, metavar="FILE", help="the dump to write")
+    export.add_argument(
+        "--clock",
+        type=_hertz,
+        default=100_000,
+        metavar="HZ",
+        help="the I2C bus clock (default 100000, Standard-mode; up to 1000000, Fast-mode "
+        "Plus; 400k is Fast-mode), and the SPI clock of transfers that name none",
+    )
+    export.add_argument("file", help="the trace (*.rtrace)")
+    export.set_defaults(func=cmd_trace_export)
     importing = sub.add_parser(
         "import",
         help="make golden traces from captures of real hardware",
