@@ -219,6 +219,12 @@ def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def cmd_import_sigrok(args: argparse.Namespace) -> int:
+    from roadtest.trace.sigrok import command
+
+    return command(args)
+
+
 def _address(text: str) -> int:
     try:
         return int(text, 0)
@@ -521,6 +527,74 @@ def parser() -> argparse.ArgumentParser:
     tracecmd.add_argument("--byteorder", choices=("little", "big"), default=None)
     tracecmd.add_argument("-o", "--out", required=True, metavar="FILE.rtrace")
     tracecmd.set_defaults(func=cmd_import_trace_cmd)
+    sigrok = import_sub.add_parser(
+        "sigrok",
+        help="one device's I2C transfers in a logic analyzer's capture, as a golden trace",
+        description="Decode SCL and SDA of a logic analyzer's capture (a sigrok session file "
+        ".sr, a value change dump, or any input sigrok-cli reads) with sigrok-cli's I2C "
+        "decoder, after removing the spikes a device's input filter would, and write one "
+        "device's transfers (repeated STARTs joining the messages of one transfer, a NACKed "
+        "message failed) as a golden trace that `roadtest replay` plays with no model. A "
+        "capture that does not decode cleanly is an error, and nothing is written.",
+    )
+    sigrok.add_argument("capture", help="the capture: board.sr, board.vcd, ...")
+    sigrok.add_argument(
+        "--channels",
+        metavar="scl=NAME,sda=NAME",
+        help="the capture's channels of SCL and SDA (default: those named SCL and SDA, "
+        "else D0 and D1)",
+    )
+    sigrok.add_argument(
+        "-I",
+        "--input-format",
+        metavar="FORMAT",
+        help="sigrok-cli's input format and its options, e.g. csv:samplerate=4000000 "
+        "(default: sigrok-cli's own choice; a .vcd is read as a value change dump)",
+    )
+    sigrok.add_argument(
+        "--addr",
+        type=_address,
+        default=None,
+        help="the device's address, e.g. 0x4c (default: the only device with transfers)",
+    )
+    sigrok.add_argument("--compatible", required=True, help="its compatible, e.g. ti,opt3001")
+    sigrok.add_argument(
+        "--test", required=True, metavar="NODEID", help="the pytest test the trace replays for"
+    )
+    sigrok.add_argument(
+        "--device",
+        default="",
+        metavar="ORIGIN",
+        help="the test module's device variable (e.g. test_opt3001.SENSOR); without it the "
+        "trace serves the test's device of this compatible",
+    )
+    sigrok.add_argument(
+        "--spike-filter",
+        type=int,
+        default=50,
+        metavar="NS",
+        help="remove pulses narrower than this from SCL and SDA first (default 50, the "
+        "I2C-bus specification's tSP; 0: none)",
+    )
+    sigrok.add_argument(
+        "--model",
+        default="",
+        metavar="MODULE:CLASS",
+        help="a model whose REG_* names decode the trace (the trace still has no model)",
+    )
+    sigrok.add_argument(
+        "--regbytes", type=int, default=None, help="register width (default: the model's, or 0)"
+    )
+    sigrok.add_argument("--byteorder", choices=("little", "big"), default=None)
+    sigrok.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        metavar="DIR|FILE.rtrace",
+        help="a golden directory (the trace goes to DIR/<chip>/<test>.rtrace, where replay "
+        "finds it) or the trace's own file name",
+    )
+    sigrok.set_defaults(func=cmd_import_sigrok)
     return top
 
 

@@ -10,6 +10,7 @@ packages=(
     linux-source-6.1                                         # make test's check of --tree on another kernel
     python3 python3-venv                                     # the venv (with /usr/bin/python3)
     trace-cmd                                                # i2c tracing in the guest, imported as traces
+    sigrok-cli                                               # roadtest import sigrok: its I2C decoder
     gdb                                                      # roadtest run --roadtest-gdb
     git                                                      # roadtest bisect (and its tests)
 )

@@ -171,6 +171,7 @@ class _Signals:
             date="",
             version="roadtest trace export",
             comment=f"{header.test} {header.compatible}",
+            check_values=False,  # values drawn here: 0, 1, z, x and tokens without spaces
         ) as writer:
             variables: list[Variable[Any]] = []
             for scope, name, kind, initial in self.names:
