@@ -235,13 +235,13 @@ def _address(text: str) -> int:
 def cmd_trace_show(args: argparse.Namespace) -> int:
     from roadtest.trace.commands import show
 
-    return show(args.file)
+    return show(args.file, timeline=args.timeline, width=args.width)
 
 
 def cmd_trace_diff(args: argparse.Namespace) -> int:
     from roadtest.trace.commands import diff
 
-    return diff(args.a, args.b)
+    return diff(args.a, args.b, timeline=args.timeline, width=args.width)
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:
@@ -446,6 +446,18 @@ def parser() -> argparse.ArgumentParser:
         "are known.",
     )
     show.add_argument("file", help="the trace (*.rtrace)")
+    show.add_argument(
+        "--timeline",
+        action="store_true",
+        help="draw the transfers, GPIO lines, interrupts and markers on a time axis instead",
+    )
+    show.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the timeline's width in characters (default: the terminal's)",
+    )
     show.set_defaults(func=cmd_trace_show)
     diff = trace_sub.add_parser(
         "diff",
@@ -459,6 +471,12 @@ def parser() -> argparse.ArgumentParser:
     )
     diff.add_argument("a", help="the expected trace")
     diff.add_argument("b", help="the actual trace")
+    diff.add_argument(
+        "--timeline",
+        action="store_true",
+        help="draw both on one time axis, the first difference pointed at (^)",
+    )
+    diff.add_argument("--width", type=int, default=None, metavar="N", help="its width")
     diff.set_defaults(func=cmd_trace_diff)
     export = trace_sub.add_parser(
         "export",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import shutil
 import sys
 from collections import deque
 from itertools import chain, zip_longest
@@ -54,13 +55,21 @@ def _clock_title(first: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def show(path: str) -> int:
+def show(path: str, timeline: bool = False, width: int | None = None) -> int:
     """Print a trace, one event a line: seq, ms since the first event (guest time when the
-    trace has it, host time otherwise, as a title line says), the decoded event."""
+    trace has it, host time otherwise, as a title line says), the decoded event; or with
+    `timeline` its events on a time axis `width` characters wide (the terminal's)."""
     header, events = read_trace(path)
     decoder = Decoder(header)
     try:
         print("\n".join(_trace_title(path, header)))
+        if timeline:
+            from roadtest.trace.timeline import timeline as draw
+
+            columns = width or shutil.get_terminal_size((100, 24)).columns
+            print("\n".join(draw(header, list(events), columns)))
+            sys.stdout.flush()
+            return 0
         first = next(events, None)
         if first is not None:
             clock, title = _clock_title(first)
@@ -78,8 +87,11 @@ def show(path: str) -> int:
     return 0
 
 
-def diff(path_a: str, path_b: str) -> int:
-    """Compare two traces event by event (A as expected, B as actual); 0 same, 1 differ."""
+def diff(path_a: str, path_b: str, timeline: bool = False, width: int | None = None) -> int:
+    """Compare two traces event by event (A as expected, B as actual); 0 same, 1 differ.
+    With `timeline`, both are drawn on one time axis, the first difference pointed at."""
+    if timeline:
+        return _diff_timeline(path_a, path_b, width)
     header_a, events_a = read_trace(path_a)
     header_b, events_b = read_trace(path_b)
     dec_a, dec_b = Decoder(header_a, limit=_DIFF_WIDTH), Decoder(header_b, limit=_DIFF_WIDTH)
@@ -133,6 +145,32 @@ def diff(path_a: str, path_b: str) -> int:
     )
     print("\n".join(out))
     return 1
+
+
+def _diff_timeline(path_a: str, path_b: str, width: int | None) -> int:
+    from roadtest.trace.timeline import span_of, timeline
+
+    header_a, read_a = read_trace(path_a)
+    header_b, read_b = read_trace(path_b)
+    events_a, events_b = list(read_a), list(read_b)
+    first = next(
+        (
+            i
+            for i, (x, y) in enumerate(zip_longest(events_a, events_b))
+            if x is None or y is None or body(x) != body(y)
+        ),
+        None,
+    )
+    columns = width or shutil.get_terminal_size((100, 24)).columns
+    span = max(span_of(events_a), span_of(events_b))
+    out: list[str] = []
+    for path, header, events in ((path_a, header_a, events_a), (path_b, header_b, events_b)):
+        mark = first if first is not None and first < len(events) else None
+        out.append(printable(f"# {path}: {count(len(events), 'event')}"))
+        out += timeline(header, events, columns, span=span, mark=mark)
+    out.append("identical" if first is None else f"first difference at event {first}")
+    print("\n".join(out))
+    return 0 if first is None else 1
 
 
 def _diff_pair(
