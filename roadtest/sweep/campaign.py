@@ -15,9 +15,10 @@ from pathlib import Path
 
 from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel import Kernel
-from roadtest.sweep.constants import mine
+from roadtest.sweep.constants import mine, source_files
+from roadtest.sweep.device import SPIShape, spi_shape
 from roadtest.sweep.devicetree import Bindings
-from roadtest.sweep.inventory import SUBSYSTEMS, Driver
+from roadtest.sweep.inventory import BUSES, SUBSYSTEMS, Driver, strip_comments
 from roadtest.sweep.outcome import DriverResult, Stage
 from roadtest.sweep.results import ResultsDB, shard
 from roadtest.sweep.runner import Plan, Sweeper, plan
@@ -25,20 +26,28 @@ from roadtest.sweep.runner import Plan, Sweeper, plan
 log = logging.getLogger("roadtest.sweep")
 
 
-def select(drivers: Sequence[Driver], wanted: Sequence[str]) -> list[Driver]:
+def select(
+    drivers: Sequence[Driver], wanted: Sequence[str], buses: Sequence[str] = ()
+) -> list[Driver]:
     """The drivers `wanted` names: a subsystem (iio), a module (rtc-pcf8563, or
     rtc_pcf8563), a source file (drivers/iio/light/ltr501.c) or a directory of them
-    (drivers/iio/light); all of them when `wanted` is empty. UsageError for a name that
-    matches none."""
+    (drivers/iio/light), each on every bus its file has a driver of, or a driver's key for
+    one bus (drivers/rtc/rtc-pcf2127.c@spi); all of them when `wanted` is empty. Of those,
+    the drivers on `buses` only, when it names some. UsageError for a name that matches
+    none."""
+    for bus in buses:
+        if bus not in BUSES:
+            raise UsageError(f"sweep: bus {bus!r} is not one of {', '.join(BUSES)}")
+    on_bus = [d for d in drivers if not buses or d.bus in buses]
     if not wanted:
-        return list(drivers)
-    chosen: dict[str, Driver] = {}
+        return on_bus
+    chosen: set[str] = set()
     for name in wanted:
         key = name.rstrip("/").removeprefix("./")
         found = [
             d
             for d in drivers
-            if key in (d.subsystem, d.source)
+            if key in (d.subsystem, d.source, d.key)
             or (d.module and key.replace("_", "-") == d.module.replace("_", "-"))
             or d.source.startswith(key + "/")
         ]
@@ -47,14 +56,23 @@ def select(drivers: Sequence[Driver], wanted: Sequence[str]) -> list[Driver]:
                 f"sweep: {name!r} is not a subsystem ({', '.join(SUBSYSTEMS)}), a module or "
                 "a driver source of the inventory (roadtest sweep --list shows them)"
             )
-        chosen.update((d.source, d) for d in found)
-    return [d for d in drivers if d.source in chosen]
+        chosen.update(d.key for d in found)
+    return [d for d in on_bus if d.key in chosen]
 
 
 def plans_for(tree: Path, drivers: Sequence[Driver]) -> list[Plan]:
-    """Each driver's device and mined constants."""
+    """Each driver's device, mined constants, and (on SPI) the framing its source suggests."""
     bindings = Bindings.scan(tree)
-    return [plan(d, bindings, mine(tree, d.source)) for d in drivers]
+    return [plan(d, bindings, mine(tree, d.source), _shape(tree, d)) for d in drivers]
+
+
+def _shape(tree: Path, driver: Driver) -> SPIShape | None:
+    if driver.bus != "spi":
+        return None
+    files = source_files(tree, driver.source)
+    # Headers first, as constants.mine joins them: a .c file's own macros win.
+    ordered = [f for f in files if f.suffix == ".h"][::-1] + [f for f in files if f.suffix != ".h"]
+    return spi_shape("\n".join(strip_comments(f.read_text(errors="replace")) for f in ordered))
 
 
 @dataclass
@@ -78,7 +96,7 @@ class Progress:
         left = (self.total - self.done) * elapsed / self.done
         mark = f" {len(result.findings)} finding(s)" if result.findings else ""
         self.say(
-            f"sweep: {self.done}/{self.total} {result.module}: {result.stage}{mark} | "
+            f"sweep: {self.done}/{self.total} {result.name}: {result.stage}{mark} | "
             f"{self.findings} findings, {rate:.0f} drivers/h, {_duration(left)} left"
         )
 
@@ -179,6 +197,7 @@ def _guarded(sweeper: Sweeper, one: Plan) -> DriverResult:
             module=one.driver.module or one.driver.source,
             subsystem=one.driver.subsystem,
             source=one.driver.source,
+            bus=one.driver.bus,
             machine=sweeper.kernel.target.name,
             device=one.how,
             match=one.match,
@@ -205,7 +224,7 @@ def pending(
     drivers: Sequence[Driver], results: Path, spec: str | None, *, tree: str, kernel: str
 ) -> list[Driver]:
     """The drivers of this shard that the results database does not hold yet."""
-    mine_ = shard(drivers, spec, key=lambda d: d.source) if spec else list(drivers)
+    mine_ = shard(drivers, spec, key=lambda d: d.key) if spec else list(drivers)
     with ResultsDB.open(results, tree=tree, kernel=kernel) as db:
         done = db.done()
-    return [d for d in mine_ if d.source not in done]
+    return [d for d in mine_ if (d.source, d.bus) not in done]

@@ -1,5 +1,5 @@
-"""`roadtest sweep --list`: the inventory of a kernel tree's I2C drivers, one a line, and
-what each builds for. The inventory takes two olddefconfig runs a target: it is cached in
+"""`roadtest sweep --list`: the inventory of a kernel tree's I2C and SPI drivers, one a
+line, and what each builds for. The inventory takes two olddefconfig runs a target: it is cached in
 the roadtest cache, keyed by the tree's path and the mtimes and sizes of what it read."""
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from roadtest.checkout import repo_root
 from roadtest.errors import RoadtestError, UsageError
 from roadtest.kernel.runner import Runner
 from roadtest.sweep import kconfig
-from roadtest.sweep.inventory import SUBSYSTEMS, Driver, scan, scanned_paths, with_module_aliases
+from roadtest.sweep.inventory import (
+    BUSES,
+    SUBSYSTEMS,
+    Driver,
+    scan,
+    scanned_paths,
+    with_module_aliases,
+)
 from roadtest.sweep.outcome import DriverResult
 from roadtest.sweep.results import parse_shard, shard
 
@@ -32,7 +39,7 @@ if TYPE_CHECKING:
 
 TARGETS: tuple[Target, ...] = (UM, X86_64)
 # Bump when what the inventory computes changes: older cache files are then recomputed.
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: SPI drivers, a bus per driver
 
 
 # The parser class of the command's subparsers (roadtest.cli's own, whose errors are usage
@@ -44,10 +51,10 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     """Add the `sweep` verb to the `roadtest` command's subparsers."""
     sweep = sub.add_parser(
         "sweep",
-        help="bind every I2C driver of the kernel's device subsystems against an invented "
-        "device, and report what broke",
-        description="Each I2C driver of drivers/{" + ",".join(SUBSYSTEMS) + "} (or those "
-        "named) is built into the sweep kernel (the sanitizer kernel with every driver as a "
+        help="bind every I2C and SPI driver of the kernel's device subsystems against an "
+        "invented device, and report what broke",
+        description="Each I2C and SPI driver of drivers/{" + ",".join(SUBSYSTEMS) + "} (or "
+        "those named) is built into the sweep kernel (the sanitizer kernel with every driver as a "
         "module), bound in a guest against a register file that no model describes (its "
         "answers drawn by Hypothesis, favouring the constants its source compares with), "
         "exercised through sysfs and its character devices, unbound and removed. A KASAN, "
@@ -61,13 +68,21 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         nargs="*",
         metavar="DRIVER",
         help="a subsystem (iio), a module (rtc-pcf8563) or a driver's source file or "
-        "directory (drivers/iio/light/ltr501.c); default: all of them",
+        "directory (drivers/iio/light/ltr501.c), on each bus its file has a driver of; or "
+        "a source with one bus (drivers/rtc/rtc-pcf2127.c@spi); default: all of them",
+    )
+    sweep.add_argument(
+        "--bus",
+        action="append",
+        choices=BUSES,
+        default=[],
+        help="only the drivers on this bus (i2c or spi; give it twice for both, the default)",
     )
     sweep.add_argument(
         "--list",
         action="store_true",
-        help="print the drivers, one a line: module, subsystem, the machines it builds for "
-        "(or - and why not); then the counts per subsystem",
+        help="print the drivers, one a line: module, subsystem, bus, the machines it builds "
+        "for (or - and why not); then the counts per subsystem and bus",
     )
     sweep.add_argument(
         "--tree",
@@ -156,7 +171,9 @@ def sweep_command(args: argparse.Namespace) -> int:
         drivers = load_inventory(tree, cache_dir=_cache_dir(), repo_root=repo_root(), progress=_say)
         if modules is not None:
             drivers = [_with_module(d, modules) for d in drivers]
-        for line in listing(drivers):
+        from roadtest.sweep.campaign import select
+
+        for line in listing(select(drivers, args.drivers, args.bus)):
             print(line)
         return 0
     return _sweep(args, triage)
@@ -229,7 +246,7 @@ def _sweep(args: argparse.Namespace, triage: Triage) -> int:
     else:
         tree = (prebuilt or MAIN.ensure(root, UM)).source_dir.resolve()
     drivers = load_inventory(tree, cache_dir=cache, repo_root=root, progress=_say)
-    selected = campaign.select(drivers, args.drivers)
+    selected = campaign.select(drivers, args.drivers, args.bus)
 
     def sweep_kernel(target: Target) -> Kernel:
         fragment = drivers_fragment(tree, drivers, target, root, cache, _say)
@@ -250,13 +267,18 @@ def _sweep(args: argparse.Namespace, triage: Triage) -> int:
         else campaign.pending(selected, results, args.shard, tree=str(tree), kernel=kernel_name)
     )
     if args.again and args.shard:
-        todo = shard(todo, args.shard, key=lambda d: d.source)
+        todo = shard(todo, args.shard, key=lambda d: d.key)
     _say(f"sweep: {len(todo)} of {len(selected)} drivers to sweep (results: {results})")
-    # A driver UML cannot build goes to the x86_64 machine, on a sweep kernel of its own.
+    # An I2C driver UML cannot build goes to the x86_64 machine, on a sweep kernel of its
+    # own. An SPI one stays: QEMU's machine carries no virtio-spi device (machine/qemu.py),
+    # so it is not built where it could be swept.
     elsewhere = [
         d
         for d in todo
-        if prebuilt is None and d.builds.get(X86_64.name) and not d.builds.get(UM.name)
+        if prebuilt is None
+        and d.bus == "i2c"
+        and d.builds.get(X86_64.name)
+        and not d.builds.get(UM.name)
     ]
     for machine_kernel, share in (
         (kernel, [d for d in todo if d not in elsewhere]),
@@ -280,8 +302,8 @@ def _sweep(args: argparse.Namespace, triage: Triage) -> int:
         )
         campaign.run(job, _say, args.workers)
     with ResultsDB.open(results, tree=str(tree), kernel=kernel_name) as db:
-        sources = {d.source for d in selected}
-        found = [r for r in db.results() if r.source in sources]
+        keys = {d.key for d in selected}
+        found = [r for r in db.results() if r.key in keys]
     _report(found, args, str(tree), kernel_name, triage)
     return 1 if any(r.findings for r in found) else 0
 
@@ -416,11 +438,13 @@ def _machines(driver: Driver) -> str:
 
 
 def listing(drivers: Sequence[Driver]) -> list[str]:
-    """One line a driver, sorted by subsystem then module: its module, subsystem, the
-    machines it builds for (or -), and why not where it does not; then the counts."""
-    ordered = sorted(drivers, key=lambda d: (d.subsystem, d.module or d.source, d.source))
-    columns = [(d.module or d.source, d.subsystem, _machines(d)) for d in ordered]
-    widths = [max((len(c[i]) for c in columns), default=0) for i in range(3)]
+    """One line a driver, sorted by subsystem, module, then bus: its module, subsystem, bus,
+    the machines it builds for (or -), and why not where it does not; then the counts."""
+    ordered = sorted(
+        drivers, key=lambda d: (d.subsystem, d.module or d.source, d.source, BUSES.index(d.bus))
+    )
+    columns = [(d.module or d.source, d.subsystem, d.bus, _machines(d)) for d in ordered]
+    widths = [max((len(c[i]) for c in columns), default=0) for i in range(4)]
     lines = []
     for driver, cells in zip(ordered, columns, strict=True):
         line = "  ".join(f"{c:<{w}}" for c, w in zip(cells, widths, strict=True))
@@ -429,12 +453,18 @@ def listing(drivers: Sequence[Driver]) -> list[str]:
 
 
 def counts(drivers: Sequence[Driver]) -> list[str]:
-    """A table: per subsystem and in total, the drivers, those that build for each target,
-    and those that build for none."""
+    """A table: per subsystem and in total (and per bus, when there are drivers of more
+    than one), the drivers, those that build for each target, and those that build for
+    none."""
     targets = list(dict.fromkeys(name for d in drivers for name in d.builds))
     header = ["subsystem", "drivers", *targets, "neither"]
     groups = sorted({d.subsystem for d in drivers})
     rows = [[g, *_counted([d for d in drivers if d.subsystem == g], targets)] for g in groups]
+    buses = [b for b in BUSES if any(d.bus == b for d in drivers)]
+    if len(buses) > 1:
+        rows += [
+            [f"{b} total", *_counted([d for d in drivers if d.bus == b], targets)] for b in buses
+        ]
     rows.append(["total", *_counted(drivers, targets)])
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     return [
@@ -471,10 +501,10 @@ def _reproduce(
     wanted = recorded[finding]
     if not wanted.reproducer:
         raise RoadtestError(f"sweep --reproduce: finding {finding} has no reproducer saved")
-    source, register_plan = plan_of(wanted.reproducer)
-    driver = next((d for d in drivers if d.source == source), None)
+    key, register_plan = plan_of(wanted.reproducer)
+    driver = next((d for d in drivers if d.key == key), None)
     if driver is None:
-        raise RoadtestError(f"sweep --reproduce: {source} is not in the tree's inventory now")
+        raise RoadtestError(f"sweep --reproduce: {key} is not in the tree's inventory now")
     (one,) = campaign.plans_for(tree, [driver])
     workdir = _cache_dir() / "sweep" / "runs" / str(os.getpid())
     with Sweeper(kernel, workdir, [one], boot_args=SWEEP.boot_args) as sweeper:

@@ -1,5 +1,5 @@
-"""The sweep's default invented device: a register file, which any I2C driver can be bound
-against without a model written for its chip.
+"""The sweep's default invented device: a register file, which any I2C or SPI driver can be
+bound against without a model written for its chip.
 
 A write is read back. A register never written answers what a *plan* says: for each
 register it lists, the value it holds from power-on; for the others, the plan's default.
@@ -35,10 +35,23 @@ The framing, parameters for the variety drivers expect:
 
 The register file never refuses: a sweep is after the driver's crashes, not the model's
 complaints. Every register write is logged, as `SMBusModel`'s are.
+
+On SPI (`SPIRegisterFile`) the same registers (a `RegisterFile` holds them, by the same
+plan) are framed as an `SPIFraming` says (roadtest.models.spi_registers): a command with a
+read/write bit and the register address, then the registers' bytes from there on, the
+address counting on. Which framing is a guess from the driver's source (`spi_framing`):
+its `struct regmap_config`'s `reg_bits`, `val_bits`, `pad_bits`, `read_flag_mask` and
+`write_flag_mask` as regmap puts them on the wire (drivers/base/regmap/regmap.c: a flag
+mask's byte i is ORed into the formatted register's byte i; regmap-spi.c's
+`read_flag_mask = 0x80` when the config sets neither), else the common convention: an
+8-bit command, bit 7 set for a read, the address in bits 6..0. It takes any mode, word
+size and chip select polarity, and a message that ends inside a register being written
+writes that register's first bytes, as on I2C.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -46,6 +59,8 @@ from typing import Literal
 from hypothesis import strategies as st
 
 from roadtest.models.base import SMBusModel
+from roadtest.models.spi_registers import SPIFraming, SPIRegisters, _Phase
+from roadtest.sweep.constants import Symbols, _inside, _split
 
 ByteOrder = Literal["little", "big"]
 
@@ -241,3 +256,143 @@ class RegisterFile(SMBusModel):
             out += value.to_bytes(width, self.byteorder)
             self.reg_addr = (self.reg_addr + 1) & self._address_mask
         return bytes(out[:length])
+
+
+# --- on SPI -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SPIShape:
+    """How a register file sits on SPI: its framing and its registers' width and order."""
+
+    framing: SPIFraming = SPIFraming(modes=frozenset({0, 1, 2, 3}))
+    value_bits: int = 8
+    byteorder: ByteOrder = "big"  # regmap's default value format on SPI
+    source: str = "the common convention"  # where it came from, for the reports
+
+    def __str__(self) -> str:
+        f = self.framing
+        level = "set" if f.read_level else "clear"
+        return (
+            f"{f.command_bits}-bit command, bit {f.read_bit} {level} to read, address "
+            f"mask {f.address_mask:#x}, {f.dummy_bytes} dummy byte(s), {self.value_bits}-bit "
+            f"{self.byteorder}-endian registers ({self.source})"
+        )
+
+
+ALL_MODES = frozenset({0, 1, 2, 3})
+_REGMAP_CONFIG = re.compile(
+    r"\bstruct\s+regmap_config\s+(?:__\w+\s+)*(\w+)\s*(?:\[[^\]]*\]\s*)?(?:__\w+\s*)*=\s*\{"
+)
+# regmap-spi.c's read flag, when a config sets neither mask.
+REGMAP_SPI_READ_FLAG = 0x80
+
+
+def _members(body: str) -> dict[str, str]:
+    members = {}
+    for item in _split(body):
+        named = re.match(r"\s*\.(\w+)\s*=(.*)$", item, re.S)
+        if named:
+            members[named.group(1)] = named.group(2).strip()
+    return members
+
+
+def spi_shape(code: str) -> SPIShape:
+    """The SPI framing comment-free C code suggests (see the module's docstring): that of its
+    first `struct regmap_config` (one whose name says spi first), else the convention."""
+    configs = [(m.group(1), _inside(code, m.end())) for m in _REGMAP_CONFIG.finditer(code)]
+    if not configs:
+        return SPIShape()
+    configs.sort(key=lambda c: "spi" not in c[0].lower())
+    name, body = configs[0]
+    return _regmap_shape(name, _members(body), Symbols(code)) or SPIShape()
+
+
+def _regmap_shape(name: str, members: dict[str, str], symbols: Symbols) -> SPIShape | None:
+    def value(member: str, default: int) -> int | None:
+        text = members.get(member)
+        return default if text is None else symbols.evaluate(text)
+
+    reg_bits, val_bits, pad_bits = value("reg_bits", 0), value("val_bits", 0), value("pad_bits", 0)
+    read_mask, write_mask = value("read_flag_mask", 0), value("write_flag_mask", 0)
+    if None in (reg_bits, val_bits, pad_bits, read_mask, write_mask):
+        return None  # a member this reader cannot evaluate
+    assert reg_bits is not None and val_bits is not None and pad_bits is not None
+    assert read_mask is not None and write_mask is not None
+    if reg_bits not in (8, 16) or val_bits not in (8, 16) or pad_bits % 8:
+        return None
+    if not read_mask and not write_mask:
+        read_mask = REGMAP_SPI_READ_FLAG
+    command_bytes = reg_bits // 8
+
+    def on_wire(mask: int) -> int:
+        # regmap_set_work_buf_flag_mask(): the mask's byte i goes into the command's byte
+        # i, the first on the wire (the most significant of the command word).
+        word = 0
+        for i in range(command_bytes):
+            word |= ((mask >> (8 * i)) & 0xFF) << (8 * (command_bytes - 1 - i))
+        return word
+
+    reads, writes = on_wire(read_mask), on_wire(write_mask)
+    flag = reads or writes
+    if not flag:
+        return None
+    read_bit = flag.bit_length() - 1
+    flags = reads | writes
+    lowest = (flags & -flags).bit_length() - 1
+    if lowest > 0:
+        address = (1 << lowest) - 1  # the flags above the address (bit 7 read, bit 6 multi)
+    else:  # the flags below it (bit 0 read): the address above the highest
+        address = ((1 << reg_bits) - 1) & ~((1 << flags.bit_length()) - 1)
+    if not address:
+        return None
+    try:
+        framing = SPIFraming(
+            command_bits=reg_bits,
+            read_bit=read_bit,
+            read_level=1 if reads else 0,
+            address_mask=address,
+            dummy_bytes=pad_bits // 8,
+            modes=ALL_MODES,
+        )
+    except ValueError:
+        return None  # flags among the address bits: not a framing SPIFraming holds
+    return SPIShape(framing, val_bits, "big", f"regmap_config {name}")
+
+
+class SPIRegisterFile(SPIRegisters):
+    """A register file on SPI: `RegisterFile`'s registers by `plan`, framed as `shape`
+    says; it never refuses (see the module's docstring)."""
+
+    def __init__(self, plan: RegisterPlan | None = None, shape: SPIShape | None = None) -> None:
+        self.shape = shape or SPIShape()
+        super().__init__(regbytes=self.shape.value_bits // 8, byteorder=self.shape.byteorder)
+        self.registers = RegisterFile(
+            plan, value_bits=self.shape.value_bits, byteorder=self.shape.byteorder
+        )
+        self.plan = self.registers.plan
+        self.reads = self.registers.reads  # (address, value) the driver read, in order
+        self.written = self.registers.written
+        self.select()
+
+    def reg_read(self, addr: int) -> int:
+        value = self.registers.value(addr)
+        self.reads.append((addr, value))
+        return value
+
+    def reg_write(self, addr: int, val: int) -> None:
+        self.registers.reg_write(addr, val)
+
+    def transfer(self, tx: bytes | None, length: int, mode: int, bits_per_word: int) -> bytes:
+        """Any mode and word size: the bytes on the wire, clocked through the framing."""
+        framing = self.shape.framing
+        sent: Iterable[int] = tx if tx is not None else bytes(length)
+        return bytes(self._clock(byte, framing) for byte in sent)
+
+    def deselect(self) -> None:
+        """A register written in part: its first bytes replaced, in transmission order."""
+        if self._phase is _Phase.WRITE and self._pending:
+            piece = bytes(self._pending)
+            old = self.registers.value(self.reg_addr).to_bytes(self.regbytes, self.byteorder)
+            self._store(piece + old[len(piece) :])
+        self._pending = bytearray()

@@ -1,5 +1,7 @@
-"""The devicetree node of a swept driver's device on roadtest's I2C bus, in the form
-`roadtest.testing.I2CDevice(dts=...)` takes: one node, `$addr$` where its address goes.
+"""The devicetree node of a swept driver's device on roadtest's I2C or SPI bus, in the form
+`roadtest.testing.I2CDevice(dts=...)` and `SPIDevice(dts=...)` take: one node, `$addr$`
+where its address goes (its I2C address, or its chip select: `reg` is the chip select on
+an SPI bus, Documentation/devicetree/bindings/spi/spi-controller.yaml).
 
 Where it comes from, best first:
 
@@ -20,16 +22,27 @@ Where it comes from, best first:
      else its parent's, up to a node with `#interrupt-cells`; our I2C adapter and what is
      above it have none);
    - the `-names` list of a property dropped (clock-names with clocks, ...), `reg-names`
-     (our node has one address), `spi-*` (an SPI bus's), and `status` unless "okay";
+     (our node has one address), and `status` unless "okay";
+   - on I2C, `spi-*` (an SPI bus's: an example of a chip with both buses may be on
+     SPI); on SPI, `spi-tx-bus-width` and `spi-rx-bus-width` (roadtest's controller has
+     one data line each way); the other `spi-*` properties are kept on SPI: the maximum
+     frequency, the clock phase and polarity, an active-high chip select, LSB first,
+     3-wire, as spi-peripheral-props.yaml defines them;
    - the node's labels and its subnodes' that nothing kept refers to (labels are global to
      a tree, and one guest holds many fragments).
+   An example on the driver's bus is taken first (an `i2c`/`iic` or `spi` node above it).
    An example of another chip of the same binding (the file's schema lists our compatible
    but its examples show a sibling) serves the same way, with our compatible;
    the lists of unrelated chips (trivial-devices.yaml, trivial-rtc.yaml,
    incomplete-devices.yaml) do not count as one binding.
 2. **The compatible alone**: `<chip>@$addr$ { compatible = "..."; reg = <0x$addr$>; };`.
-3. **No OF compatible at all**: `NewDevice`, the i2c_device_id name to instantiate through
-   the I2C core's `new_device` file (Documentation/i2c/instantiating-devices.rst).
+3. **No OF compatible at all**: on I2C, `NewDevice`, the i2c_device_id name to instantiate
+   through the I2C core's `new_device` file (Documentation/i2c/instantiating-devices.rst).
+   SPI has no such file; but the SPI core names a devicetree device by its compatible less
+   the vendor (of_register_spi_device(): of_alias_from_compatible()), and spi_match_device()
+   matches that modalias against the driver's spi_device_id table when no OF table
+   matches: a node whose compatible is `roadtest,<spi_device_id name>` binds the driver by
+   its id table (`id_node`).
 
 The YAML is read by a text reader, not a YAML library (PyYAML is not one of roadtest's
 dependencies): a top-level `examples:` key whose items are literal block scalars
@@ -40,7 +53,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from roadtest.sweep.inventory import Driver
@@ -74,6 +87,7 @@ class DeviceNode:
     binding: str = ""  # the binding file whose example it is ("": from the compatible alone)
     example: str = ""  # the example node's own compatible, when it is a sibling chip's
     dropped: tuple[Dropped, ...] = ()
+    id_name: str = ""  # an SPI id-table name matched through the modalias (`id_node`)
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,17 @@ def node_from_compatible(compatible: str) -> DeviceNode:
         "};\n"
     )
     return DeviceNode(compatible, dts)
+
+
+# The vendor of the compatibles that name an SPI driver's id-table entry (`id_node`).
+ID_VENDOR = "roadtest"
+
+
+def id_node(name: str) -> DeviceNode:
+    """The SPI node of a driver without an OF compatible: `roadtest,<name>`, whose modalias
+    is `name` (see the module's docstring)."""
+    compatible = f"{ID_VENDOR},{name}"
+    return replace(node_from_compatible(compatible), id_name=name)
 
 
 def _quote(text: str) -> str:
@@ -343,15 +368,18 @@ def render(node: Node, indent: str = "") -> str:
 # --- an example's node, moved onto our bus -----------------------------------------------
 
 
-def _on_i2c(node: Node) -> bool:
+_BUS_NODE = {"i2c": re.compile(r"&?(?:i2c|iic)"), "spi": re.compile(r"&?spi")}
+
+
+def _on_bus(node: Node, bus: str) -> bool:
     parent = node.parent
-    return parent is not None and re.match(r"&?(?:i2c|iic)", parent.name) is not None
+    return parent is not None and _BUS_NODE[bus].match(parent.name) is not None
 
 
-def find(top: Node, compatible: str) -> Node | None:
-    """The node whose compatible lists `compatible`, one on an I2C bus first."""
+def find(top: Node, compatible: str, bus: str = "i2c") -> Node | None:
+    """The node whose compatible lists `compatible`, one on a `bus` bus first."""
     matches = [n for n in top.walk() if compatible in strings(_value(n, "compatible"))]
-    return next((n for n in matches if _on_i2c(n)), matches[0] if matches else None)
+    return next((n for n in matches if _on_bus(n, bus)), matches[0] if matches else None)
 
 
 def _value(node: Node, name: str) -> str | None:
@@ -394,16 +422,17 @@ def relocate(
     *,
     binding: str = "",
     labels: Collection[str] = (),
+    bus: str = "i2c",
 ) -> DeviceNode | None:
     """The node of `example` (devicetree source) whose compatible lists `compatible`,
-    moved onto our bus (see the module's docstring); None if it has none. `labels`: the
+    moved onto our `bus` (see the module's docstring); None if it has none. `labels`: the
     labels of our tree a phandle may keep referring to. DtsError: source beyond this
     reader."""
     top, directives = parse(example)
-    node = find(top, compatible)
+    node = find(top, compatible, bus)
     if node is None:
         return None
-    return _moved(node, directives, compatible, binding, labels, example="")
+    return _moved(node, directives, compatible, binding, labels, example="", bus=bus)
 
 
 def relocate_sibling(
@@ -413,17 +442,18 @@ def relocate_sibling(
     *,
     binding: str = "",
     labels: Collection[str] = (),
+    bus: str = "i2c",
 ) -> DeviceNode | None:
     """The first node of `example` of a chip in `siblings` (the compatibles its binding
-    lists; one on an I2C bus first), moved onto our bus as `compatible`'s; None if it has
+    lists; one on a `bus` bus first), moved onto our bus as `compatible`'s; None if it has
     none."""
     top, directives = parse(example)
     kin = [n for n in top.walk() if set(strings(_value(n, "compatible"))) & set(siblings)]
-    node = next((n for n in kin if _on_i2c(n)), kin[0] if kin else None)
+    node = next((n for n in kin if _on_bus(n, bus)), kin[0] if kin else None)
     if node is None:
         return None
     other = next(c for c in strings(_value(node, "compatible")) if c in siblings)
-    return _moved(node, directives, compatible, binding, labels, example=other)
+    return _moved(node, directives, compatible, binding, labels, example=other, bus=bus)
 
 
 def _moved(
@@ -433,6 +463,7 @@ def _moved(
     binding: str,
     labels: Collection[str],
     example: str,
+    bus: str = "i2c",
 ) -> DeviceNode:
     node.parent = None  # detached: above it is our bus now
     dropped: list[Dropped] = []
@@ -450,8 +481,10 @@ def _moved(
                 continue
             if owner is node and prop.name == "reg-names":
                 drop(owner, prop, "other", "our node has one address")
-            elif prop.name.startswith("spi-"):
+            elif prop.name.startswith("spi-") and bus != "spi":
                 drop(owner, prop, "other", "a property of an SPI bus")
+            elif owner is node and prop.name in _SPI_WIDTHS and bus == "spi":
+                drop(owner, prop, "other", "our SPI controller has one data line each way")
             elif owner is node and prop.name == "status" and strings(prop.value) not in OKAY:
                 drop(owner, prop, "other", f"the example's status is {prop.value}")
             elif missing:
@@ -478,6 +511,10 @@ def _moved(
         owner.labels = [label for label in owner.labels if label in used]
     head = "".join(f"{d}\n" for d in directives)
     return DeviceNode(compatible, head + render(node), binding, example, tuple(dropped))
+
+
+# spi-peripheral-props.yaml's data line counts: the virtio-spi device offers single lines.
+_SPI_WIDTHS = ("spi-tx-bus-width", "spi-rx-bus-width")
 
 
 def _has_interrupt_parent(node: Node, dropped_parents: set[int]) -> bool:
@@ -541,15 +578,17 @@ class Bindings:
                 found.append(Binding(relative, frozenset(schema_compatibles(text)), tuple(shown)))
         return cls(found)
 
-    def node(self, compatible: str, labels: Collection[str] = ()) -> DeviceNode:
-        """The best node for `compatible`: an example of its own, else a sibling chip's in
-        its binding, else from the compatible alone (see the module's docstring). An
-        example beyond this reader's devicetree source is passed over."""
+    def node(self, compatible: str, labels: Collection[str] = (), bus: str = "i2c") -> DeviceNode:
+        """The best node for `compatible` on `bus`: an example of its own, else a sibling
+        chip's in its binding, else from the compatible alone (see the module's
+        docstring). An example beyond this reader's devicetree source is passed over."""
         own = sorted(self._shown.get(compatible, []), key=lambda b: compatible not in b.compatibles)
         for binding in own:
             for example in binding.examples:
                 try:
-                    moved = relocate(example, compatible, binding=binding.path, labels=labels)
+                    moved = relocate(
+                        example, compatible, binding=binding.path, labels=labels, bus=bus
+                    )
                 except DtsError:
                     continue
                 if moved is not None:
@@ -561,7 +600,7 @@ class Bindings:
             for example in binding.examples:
                 try:
                     moved = relocate_sibling(
-                        example, compatible, siblings, binding=binding.path, labels=labels
+                        example, compatible, siblings, binding=binding.path, labels=labels, bus=bus
                     )
                 except DtsError:
                     continue
@@ -573,8 +612,11 @@ class Bindings:
 def devices(
     driver: Driver, bindings: Bindings, labels: Collection[str] = ()
 ) -> list[DeviceNode | NewDevice]:
-    """What to instantiate for each device a driver matches: a node per OF compatible, or,
-    for a driver without any, a NewDevice per i2c_device_id name."""
+    """What to instantiate for each device a driver matches: a node per OF compatible on
+    the driver's bus, or, for a driver without any, a NewDevice per i2c_device_id name (on
+    I2C) or an id_node per spi_device_id name (on SPI)."""
     if driver.compatibles:
-        return [bindings.node(c, labels) for c in driver.compatibles]
-    return [NewDevice(name) for name in driver.i2c_ids]
+        return [bindings.node(c, labels, driver.bus) for c in driver.compatibles]
+    if driver.bus == "spi":
+        return [id_node(name) for name in driver.ids]
+    return [NewDevice(name) for name in driver.ids]

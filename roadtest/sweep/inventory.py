@@ -1,7 +1,9 @@
-"""The I2C drivers of a kernel tree's device subsystems: which .c files define a `struct
-i2c_driver`, the module and Kconfig symbol kbuild builds each into (from the Makefiles), and
-the devices each matches (its of_device_id and i2c_device_id tables, or a built module's
-aliases). Pure functions of the tree: what kconfig makes of the symbols is kconfig.py's."""
+"""The I2C and SPI drivers of a kernel tree's device subsystems: which .c files define a
+`struct i2c_driver` or a `struct spi_driver` (a file that defines both, as drivers/iio/dac/
+ad5064.c does, is a driver on each bus), the module and Kconfig symbol kbuild builds each
+into (from the Makefiles), and the devices each matches (its of_device_id table and its
+bus's i2c_device_id or spi_device_id table, or a built module's aliases). Pure functions of
+the tree: what kconfig makes of the symbols is kconfig.py's."""
 
 from __future__ import annotations
 
@@ -14,11 +16,28 @@ from typing import Any
 from roadtest.errors import RoadtestError
 
 SUBSYSTEMS = ("iio", "hwmon", "input", "regulator", "rtc", "leds", "power", "gpio", "misc")
+# The buses whose drivers the sweep binds: the struct each defines, its device id table.
+BUSES = ("i2c", "spi")
+
+
+def driver_key(source: str, bus: str) -> str:
+    """What names one driver where a source file may hold one per bus: its source for an
+    I2C driver (drivers/rtc/rtc-pcf2127.c, as before SPI was swept), `source@bus` for
+    another (drivers/rtc/rtc-pcf2127.c@spi)."""
+    return source if bus == "i2c" else f"{source}@{bus}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """The source and bus of a driver_key()."""
+    source, at, bus = key.rpartition("@")
+    if at and bus in BUSES:
+        return source, bus
+    return key, "i2c"
 
 
 @dataclass(frozen=True)
 class Driver:
-    """One .c file that defines an I2C driver."""
+    """One driver: a .c file's `struct i2c_driver` or `struct spi_driver`."""
 
     source: str  # relative to the tree: drivers/rtc/rtc-pcf8563.c
     subsystem: str  # the directory under drivers/: rtc
@@ -28,9 +47,15 @@ class Driver:
     # (obj-$(CONFIG_RTC_LIB) += rtc/) and of its line in a composite module (foo-$(CONFIG_X)).
     conditions: tuple[str, ...]
     compatibles: tuple[str, ...]  # OF compatibles it matches
-    i2c_ids: tuple[str, ...]  # i2c_device_id names it matches
+    ids: tuple[str, ...]  # the names of its bus's id table (i2c_device_id, spi_device_id)
     builds: dict[str, bool] = field(default_factory=dict)  # target name -> kconfig allows it
     reason: str = ""  # why it is not built for some target (or has no symbol); "" if it is
+    bus: str = "i2c"  # "i2c" or "spi"
+
+    @property
+    def key(self) -> str:
+        """The driver's name where a file may hold one per bus (driver_key)."""
+        return driver_key(self.source, self.bus)
 
     @property
     def module(self) -> str:
@@ -49,9 +74,10 @@ class Driver:
             symbol=str(data["symbol"]),
             conditions=tuple(data["conditions"]),
             compatibles=tuple(data["compatibles"]),
-            i2c_ids=tuple(data["i2c_ids"]),
+            ids=tuple(data["ids"]),
             builds={str(k): bool(v) for k, v in data["builds"].items()},
             reason=str(data["reason"]),
+            bus=str(data.get("bus", "i2c")),
         )
 
 
@@ -61,7 +87,9 @@ class Driver:
 # "//" inside a string is not a comment, nor a quote inside a comment a string.
 _LEXEMES = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
 _STRING = re.compile(r'"((?:\\.|[^"\\\n])*)"')
-_I2C_DRIVER = re.compile(r"\bstruct\s+i2c_driver\s+\w+(?:\s+__\w+)*\s*=\s*\{")
+_BUS_DRIVER = {
+    bus: re.compile(rf"\bstruct\s+{bus}_driver\s+\w+(?:\s+__\w+)*\s*=\s*\{{") for bus in BUSES
+}
 
 
 def strip_comments(text: str) -> str:
@@ -74,9 +102,14 @@ def strip_comments(text: str) -> str:
     return _LEXEMES.sub(keep_literals, text)
 
 
+def defines_driver(code: str, bus: str) -> bool:
+    """Whether comment-free C code defines (not only declares) a `struct <bus>_driver`."""
+    return _BUS_DRIVER[bus].search(code) is not None
+
+
 def defines_i2c_driver(code: str) -> bool:
     """Whether comment-free C code defines (not only declares) a `struct i2c_driver`."""
-    return _I2C_DRIVER.search(code) is not None
+    return defines_driver(code, "i2c")
 
 
 def _table_bodies(code: str, struct: str) -> list[str]:
@@ -197,10 +230,15 @@ def of_compatibles(code: str, defines: Mapping[str, str] | None = None) -> tuple
     return _table_strings(code, "of_device_id", "compatible", 2, _defines(code, defines))
 
 
+def id_names(code: str, bus: str, defines: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The names of the <bus>_device_id tables of comment-free C code (members: name,
+    driver_data, for i2c_device_id and spi_device_id alike)."""
+    return _table_strings(code, f"{bus}_device_id", "name", 0, _defines(code, defines))
+
+
 def i2c_id_names(code: str, defines: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The names of the i2c_device_id tables of comment-free C code (members: name,
-    driver_data)."""
-    return _table_strings(code, "i2c_device_id", "name", 0, _defines(code, defines))
+    """The names of the i2c_device_id tables of comment-free C code."""
+    return id_names(code, "i2c", defines)
 
 
 def _defines(code: str, more: Mapping[str, str] | None) -> dict[str, str]:
@@ -380,54 +418,71 @@ def scanned_paths(tree: Path) -> list[Path]:
 
 
 def scan(tree: Path) -> list[Driver]:
-    """The I2C drivers of the tree's subsystems, from their sources and kbuild files (builds
-    not yet decided: kconfig.py does that)."""
-    return [d for path in driver_sources(tree) if (d := read_driver(tree, path)) is not None]
+    """The I2C and SPI drivers of the tree's subsystems, from their sources and kbuild files
+    (builds not yet decided: kconfig.py does that): a file's I2C driver before its SPI one."""
+    return [d for path in driver_sources(tree) for d in read_drivers(tree, path)]
 
 
-def read_driver(tree: Path, path: Path) -> Driver | None:
-    """The record of one source file (builds not decided), or None if it defines no I2C
-    driver: for a few named drivers, without scanning the tree."""
+def read_drivers(tree: Path, path: Path) -> list[Driver]:
+    """The records of one source file (builds not decided), one per bus it defines a driver
+    of (none: it defines no driver): for a few named drivers, without scanning the tree."""
     code = strip_comments(path.read_text(errors="replace"))
-    if not defines_i2c_driver(code):
-        return None
+    buses = [bus for bus in BUSES if defines_driver(code, bus)]
+    if not buses:
+        return []
     defines: dict[str, str] = {}
     for header in included_headers(tree, path, code):
         defines.update(string_defines(strip_comments(header.read_text(errors="replace"))))
-    return _driver(tree, path.relative_to(tree).as_posix(), code, defines)
+    return [_driver(tree, path.relative_to(tree).as_posix(), code, defines, b) for b in buses]
 
 
-def _driver(tree: Path, source: str, code: str, defines: Mapping[str, str]) -> Driver:
+def read_driver(tree: Path, path: Path, bus: str = "i2c") -> Driver | None:
+    """The record of one source file's driver on `bus`, or None if it defines none."""
+    return next((d for d in read_drivers(tree, path) if d.bus == bus), None)
+
+
+def _driver(tree: Path, source: str, code: str, defines: Mapping[str, str], bus: str) -> Driver:
     subsystem = PurePosixPath(source).parts[1]
-    compatibles, ids = of_compatibles(code, defines), i2c_id_names(code, defines)
+    compatibles, ids = of_compatibles(code, defines), id_names(code, bus, defines)
     ref = module_of(tree, source)
     if ref is None:
         reason = f"no kbuild file in drivers/ names {PurePosixPath(source).with_suffix('.o')}"
-        return Driver(source, subsystem, "", "", (), compatibles, ids, reason=reason)
+        return Driver(source, subsystem, "", "", (), compatibles, ids, reason=reason, bus=bus)
     gates = directory_conditions(tree, PurePosixPath(ref.module_path).parent.as_posix())
     conditions = (*(gates or ()), *([ref.part_condition] if ref.part_condition else []))
     reason = "" if ref.symbol else "its module has no Kconfig symbol (obj-y or obj-m)"
     if gates is None:
         reason = f"no kbuild line leads from drivers/ to {PurePosixPath(ref.module_path).parent}"
     return Driver(
-        source, subsystem, ref.module_path, ref.symbol, conditions, compatibles, ids, {}, reason
+        source,
+        subsystem,
+        ref.module_path,
+        ref.symbol,
+        conditions,
+        compatibles,
+        ids,
+        {},
+        reason,
+        bus,
     )
 
 
 # --- a built module's aliases -----------------------------------------------------------
 
 # modpost's aliases (scripts/mod/file2alias.c): "of:N<name>T<type>C<compatible>", with "*"
-# for an empty name or type and a twin ending in "C*"; and "i2c:<name>".
+# for an empty name or type and a twin ending in "C*"; "i2c:<name>" and "spi:<name>".
 _OF_ALIAS = re.compile(r"^of:N(?:[^T]*)T(?:[^C]*?)\*?C(.+)$")
 
 
-def alias_devices(aliases: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The OF compatibles and I2C names of a module's `alias=` values."""
+def alias_devices(
+    aliases: Iterable[str], bus: str = "i2c"
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The OF compatibles and the `bus` id names of a module's `alias=` values."""
     compatibles: list[str] = []
     names: list[str] = []
     for alias in aliases:
-        if alias.startswith("i2c:"):
-            names.append(alias.removeprefix("i2c:"))
+        if alias.startswith(f"{bus}:"):
+            names.append(alias.removeprefix(f"{bus}:"))
         elif (of := _OF_ALIAS.match(alias)) and not alias.endswith("C*"):
             compatibles.append(of.group(1))
     return tuple(dict.fromkeys(compatibles)), tuple(dict.fromkeys(names))
@@ -435,10 +490,11 @@ def alias_devices(aliases: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, .
 
 def with_module_aliases(driver: Driver, modinfo: Mapping[str, list[str]]) -> Driver:
     """The driver with its built module's devices added to those read from its source (a
-    table made by macros is only in the module)."""
-    compatibles, names = alias_devices(modinfo.get("alias", []))
+    table made by macros is only in the module). A module holds the OF table of every bus
+    its file drives; the names are its driver's bus's."""
+    compatibles, names = alias_devices(modinfo.get("alias", []), driver.bus)
     return replace(
         driver,
         compatibles=tuple(dict.fromkeys([*driver.compatibles, *compatibles])),
-        i2c_ids=tuple(dict.fromkeys([*driver.i2c_ids, *names])),
+        ids=tuple(dict.fromkeys([*driver.ids, *names])),
     )

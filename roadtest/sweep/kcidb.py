@@ -56,9 +56,9 @@ def status(result: DriverResult) -> str:
 
 
 def test_path(result: DriverResult) -> str:
-    """roadtest.sweep.<subsystem>.<module>, with what a KCIDB path may not hold (a dot of a
-    source path, a slash) as '_'."""
-    parts = ("roadtest", "sweep", result.subsystem, result.module)
+    """roadtest.sweep.<subsystem>.<bus>.<module>, with what a KCIDB path may not hold (a dot
+    of a source path, a slash) as '_'. The bus tells a file's I2C and SPI drivers apart."""
+    parts = ("roadtest", "sweep", result.subsystem, result.bus, result.module)
     return ".".join(re.sub(r"[^A-Za-z0-9_-]", "_", p) or "_" for p in parts)
 
 
@@ -109,18 +109,19 @@ def kcidb_report(
     incidents: list[dict[str, Any]] = []
     verdicts: dict[str, set[Verdict]] = {}  # by issue id
     for result in results:
-        test_id = f"{build['id']}:{result.source}"
+        test_id = f"{build['id']}:{result.key}"
         test: dict[str, Any] = {
             "id": test_id,
             "build_id": build["id"],
             "origin": origin,
             "path": test_path(result),
             "status": status(result),
-            "comment": f"{result.module}: {result.stage.value}"
+            "comment": f"{result.name}: {result.stage.value}"
             + (f": {result.detail}" if result.detail else ""),
             "duration": result.seconds,
             "misc": {
                 "source": result.source,
+                "bus": result.bus,
                 "stage": result.stage.value,
                 "device": result.device,
                 "match": result.match,

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from roadtest.sweep.inventory import driver_key
+
 
 class Stage(StrEnum):
     """How far a driver got, each stage past the one before it."""
@@ -15,7 +17,7 @@ class Stage(StrEnum):
     # roadtest failed, not the driver: the error is its detail (a harness bug to fix).
     ERROR = "harness error"
     NOT_BUILT = "not built"  # kconfig left it out of the sweep kernel (or it has no module)
-    NO_DEVICE = "no device"  # nothing to instantiate: no compatible, no i2c_device_id
+    NO_DEVICE = "no device"  # nothing to instantiate: no compatible, no id-table name
     NOT_LOADED = "not loaded"  # its module (or a module it needs) would not load
     PROBE_FAILED = "probe failed"  # loaded, device there, but no driver bound
     BOUND = "bound"  # probe succeeded; exercising it did not finish
@@ -75,7 +77,7 @@ class DriverResult:
     source: str  # drivers/rtc/rtc-pcf8563.c
     machine: str  # the machine it ran on ("um", "x86_64"); "" if it did not run
     device: str  # how its device was made: "example", "sibling", "compatible", "new_device"
-    match: str  # the compatible or i2c_device_id name it was bound by ("" if none)
+    match: str  # the compatible or the id-table name it was bound by ("" if none)
     stage: Stage
     detail: str = ""  # why it stopped where it did (the probe's error line, ...)
     examples: int = 0  # devices (register plans) it was bound against
@@ -84,10 +86,21 @@ class DriverResult:
     coverage: int = 0  # distinct KCOV edges in the module (0 when not measured)
     seconds: float = 0.0
     findings: tuple[Finding, ...] = field(default=())
+    bus: str = "i2c"  # the bus of its driver and device: "i2c" or "spi"
 
     @property
     def past_probe(self) -> bool:
         return self.stage in PAST_PROBE
+
+    @property
+    def key(self) -> str:
+        """Its driver's name where a source may hold one per bus (inventory.driver_key)."""
+        return driver_key(self.source, self.bus)
+
+    @property
+    def name(self) -> str:
+        """How the reports name it: its module and bus (rtc-pcf2127 on spi)."""
+        return f"{self.module} ({self.bus})"
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -111,4 +124,5 @@ class DriverResult:
             coverage=int(data.get("coverage", 0)),
             seconds=float(data.get("seconds", 0.0)),
             findings=tuple(Finding.from_json(f) for f in data.get("findings", ())),
+            bus=str(data.get("bus", "i2c")),
         )

@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 
 from roadtest.atomic import write_atomically
-from roadtest.sweep.inventory import SUBSYSTEMS
+from roadtest.sweep.inventory import BUSES, SUBSYSTEMS
 from roadtest.sweep.outcome import DriverResult, Stage
 from roadtest.sweep.results import finding_id
 from roadtest.sweep.triage import Triage
@@ -51,12 +51,22 @@ def counts(name: str, results: Sequence[DriverResult]) -> Counts:
 
 def by_subsystem(results: Sequence[DriverResult]) -> dict[str, list[DriverResult]]:
     """The results of each subsystem that has some, in SUBSYSTEMS order (then any other,
-    by name), each sorted by module."""
+    by name), each sorted by module, then bus."""
     groups: dict[str, list[DriverResult]] = {}
     for result in results:
         groups.setdefault(result.subsystem, []).append(result)
     order = [s for s in SUBSYSTEMS if s in groups] + sorted(set(groups) - set(SUBSYSTEMS))
-    return {s: sorted(groups[s], key=lambda r: (r.module, r.source)) for s in order}
+    return {s: sorted(groups[s], key=lambda r: (r.module, r.source, r.bus)) for s in order}
+
+
+def bus_totals(results: Sequence[DriverResult]) -> list[Counts]:
+    """A total row per bus ("i2c total", "spi total"), when the results have more than one
+    bus; none otherwise (the total says it)."""
+    buses = [b for b in BUSES if any(r.bus == b for r in results)]
+    buses += sorted({r.bus for r in results} - set(buses))
+    if len(buses) < 2:
+        return []
+    return [counts(f"{b} total", [r for r in results if r.bus == b]) for b in buses]
 
 
 _HEADERS = (
@@ -84,6 +94,7 @@ def summary(results: Sequence[DriverResult], triage: Triage | None = None) -> li
     of each driver's (fixed by a patch, open, ..., or new)."""
     triage = triage or Triage()
     rows = [_row(counts(s, group)) for s, group in by_subsystem(results).items()]
+    rows += [_row(c) for c in bus_totals(results)]
     rows.append(_row(counts("total", results)))
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
 
@@ -106,13 +117,13 @@ def summary(results: Sequence[DriverResult], triage: Triage | None = None) -> li
 
 
 def _signatures(results: Iterable[DriverResult], triage: Triage) -> dict[str, dict[str, str]]:
-    """Each distinct finding signature, most widespread first, and the modules that had it
-    with the triage's verdict on each."""
+    """Each distinct finding signature, most widespread first, and the drivers that had it
+    (module and bus) with the triage's verdict on each."""
     found: dict[str, dict[str, str]] = {}
     for result in results:
         for finding in result.findings:
             label = triage.of(result, finding).label()
-            found.setdefault(finding.signature, {})[result.module] = label
+            found.setdefault(finding.signature, {})[result.name] = label
     return dict(sorted(found.items(), key=lambda item: (-len(item[1]), item[0])))
 
 
@@ -199,7 +210,8 @@ def _bars(groups: dict[str, list[DriverResult]]) -> list[str]:
 
 
 def _summary_table(groups: dict[str, list[DriverResult]], results: Sequence[DriverResult]) -> str:
-    rows = [_row(counts(s, g)) for s, g in groups.items()] + [_row(counts("total", results))]
+    rows = [_row(counts(s, g)) for s, g in groups.items()]
+    rows += [_row(c) for c in bus_totals(results)] + [_row(counts("total", results))]
     head = "".join(f"<th>{escape(h)}</th>" for h in _HEADERS)
     body = "".join(
         "<tr><td>"
@@ -228,6 +240,7 @@ def _anchor(result: DriverResult, index: int) -> str:
 
 _DRIVER_HEADERS = (
     "module",
+    "bus",
     "subsystem",
     "device",
     "stage",
@@ -251,6 +264,7 @@ def _driver_rows(groups: dict[str, list[DriverResult]], triage: Triage) -> list[
             )
             cells = (
                 f'<td title="{escape(r.source)}">{escape(r.module)}</td>',
+                f"<td>{escape(r.bus)}</td>",
                 f"<td>{escape(r.subsystem)}</td>",
                 f"<td>{device}</td>",
                 f"<td>{escape(r.stage.value)}</td>",
@@ -274,7 +288,8 @@ def _findings(groups: dict[str, list[DriverResult]], triage: Triage) -> list[str
                 upstream = f" Upstream: {entry.upstream}." if entry.upstream else ""
                 out += [
                     f'<h3 id="{_anchor(r, i)}">{escape(f.signature)}</h3>',
-                    f"<p>{escape(r.module)} ({escape(r.source)}), {escape(f.kind.value)}: "
+                    f"<p>{escape(r.module)} ({escape(r.bus)}, {escape(r.source)}), "
+                    f"{escape(f.kind.value)}: "
                     f"{escape(f.title)}</p>",
                     f"<p><strong>{escape(entry.label())}</strong>: "
                     f"{escape(entry.reason)}{escape(upstream)}</p>",

@@ -1,5 +1,6 @@
 """The sweep's results database: one SQLite file per sweep (or per shard of one), a row per
-driver and its findings. A sweep runs for hours and may be killed at any moment: each
+driver (a source file and a bus: a file with an I2C and an SPI driver is two) and its
+findings. A sweep runs for hours and may be killed at any moment: each
 driver is written in one transaction, so the file only ever holds whole drivers, and a
 resumed sweep skips the ones it holds. Also: splitting the drivers into shards
 (`--shard K/N`) and merging the shards' files into one."""
@@ -20,12 +21,13 @@ from roadtest.errors import RoadtestError, UsageError
 from roadtest.sweep.outcome import DriverResult, Finding, Kind, Stage
 
 # Bump when the tables change: an older file is then refused, not misread.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: a driver is its source and its bus
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS drivers (
-    source TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    bus TEXT NOT NULL,
     module TEXT NOT NULL,
     subsystem TEXT NOT NULL,
     machine TEXT NOT NULL,
@@ -38,22 +40,25 @@ CREATE TABLE IF NOT EXISTS drivers (
     attributes_written INTEGER NOT NULL,
     coverage INTEGER NOT NULL,
     seconds REAL NOT NULL,
-    findings INTEGER NOT NULL  -- how many rows of `findings` are its: a check of wholeness
+    findings INTEGER NOT NULL,  -- how many rows of `findings` are its: a check of wholeness
+    PRIMARY KEY (source, bus)
 );
 CREATE TABLE IF NOT EXISTS findings (
-    source TEXT NOT NULL REFERENCES drivers(source),
+    source TEXT NOT NULL,
+    bus TEXT NOT NULL,
     seq INTEGER NOT NULL,
     kind TEXT NOT NULL,
     signature TEXT NOT NULL,
     title TEXT NOT NULL,
     report TEXT NOT NULL,
     reproducer TEXT NOT NULL,
-    PRIMARY KEY (source, seq)
+    PRIMARY KEY (source, bus, seq),
+    FOREIGN KEY (source, bus) REFERENCES drivers(source, bus)
 );
 """
 
 _DRIVER_COLUMNS = (
-    "source, module, subsystem, machine, device, match, stage, detail, examples, "
+    "source, bus, module, subsystem, machine, device, match, stage, detail, examples, "
     "attributes_read, attributes_written, coverage, seconds, findings"
 )
 
@@ -63,9 +68,10 @@ _STAGES = tuple(Stage)
 
 def finding_id(result: DriverResult, index: int) -> str:
     """The name `roadtest sweep --reproduce` takes for `result.findings[index]`: its
-    driver's source and its number counted from 1 (drivers/rtc/rtc-pcf8563.c:1), unique in
-    a sweep and readable in a shell."""
-    return f"{result.source}:{index + 1}"
+    driver's key (its source, and its bus unless I2C) and its number counted from 1
+    (drivers/rtc/rtc-pcf8563.c:1, drivers/rtc/rtc-pcf2127.c@spi:1), unique in a sweep and
+    readable in a shell."""
+    return f"{result.key}:{index + 1}"
 
 
 class ResultsDB:
@@ -122,16 +128,19 @@ class ResultsDB:
         return cls(path, conn, meta["tree"], meta["kernel"])
 
     def record(self, result: DriverResult) -> None:
-        """Write one driver and its findings, replacing what the file held for its source.
-        One transaction: after a crash the file holds the driver whole, or as before."""
+        """Write one driver and its findings, replacing what the file held for its source
+        and bus. One transaction: after a crash the file holds the driver whole, or as
+        before."""
+        key = (result.source, result.bus)
         with _transaction(self._conn):
-            self._conn.execute("DELETE FROM findings WHERE source = ?", (result.source,))
-            self._conn.execute("DELETE FROM drivers WHERE source = ?", (result.source,))
+            self._conn.execute("DELETE FROM findings WHERE source = ? AND bus = ?", key)
+            self._conn.execute("DELETE FROM drivers WHERE source = ? AND bus = ?", key)
             self._conn.execute(
                 f"INSERT INTO drivers ({_DRIVER_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     result.source,
+                    result.bus,
                     result.module,
                     result.subsystem,
                     result.machine,
@@ -148,46 +157,50 @@ class ResultsDB:
                 ),
             )
             self._conn.executemany(
-                "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO findings (source, bus, seq, kind, signature, title, report, "
+                "reproducer) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (result.source, seq, f.kind.value, f.signature, f.title, f.report, f.reproducer)
+                    (*key, seq, f.kind.value, f.signature, f.title, f.report, f.reproducer)
                     for seq, f in enumerate(result.findings)
                 ],
             )
 
-    def done(self) -> set[str]:
-        """The sources of the drivers the file holds: a resumed sweep skips them."""
-        return {row[0] for row in self._conn.execute("SELECT source FROM drivers")}
+    def done(self) -> set[tuple[str, str]]:
+        """The (source, bus) of the drivers the file holds: a resumed sweep skips them."""
+        return {(row[0], row[1]) for row in self._conn.execute("SELECT source, bus FROM drivers")}
 
     def results(self) -> list[DriverResult]:
-        """Every driver the file holds, by source."""
-        findings: dict[str, list[Finding]] = {}
-        for source, kind, signature, title, report, reproducer in self._conn.execute(
-            "SELECT source, kind, signature, title, report, reproducer FROM findings "
-            "ORDER BY source, seq"
+        """Every driver the file holds, by source, then bus."""
+        findings: dict[tuple[str, str], list[Finding]] = {}
+        for source, bus, kind, signature, title, report, reproducer in self._conn.execute(
+            "SELECT source, bus, kind, signature, title, report, reproducer FROM findings "
+            "ORDER BY source, bus, seq"
         ):
-            findings.setdefault(source, []).append(
+            findings.setdefault((source, bus), []).append(
                 Finding(Kind(kind), signature, title, report, reproducer)
             )
         out = []
-        for row in self._conn.execute(f"SELECT {_DRIVER_COLUMNS} FROM drivers ORDER BY source"):
-            source = row[0]
+        for row in self._conn.execute(
+            f"SELECT {_DRIVER_COLUMNS} FROM drivers ORDER BY source, bus"
+        ):
+            source, bus = row[0], row[1]
             out.append(
                 DriverResult(
                     source=source,
-                    module=row[1],
-                    subsystem=row[2],
-                    machine=row[3],
-                    device=row[4],
-                    match=row[5],
-                    stage=Stage(row[6]),
-                    detail=row[7],
-                    examples=row[8],
-                    attributes_read=row[9],
-                    attributes_written=row[10],
-                    coverage=row[11],
-                    seconds=row[12],
-                    findings=tuple(findings.get(source, ())),
+                    bus=bus,
+                    module=row[2],
+                    subsystem=row[3],
+                    machine=row[4],
+                    device=row[5],
+                    match=row[6],
+                    stage=Stage(row[7]),
+                    detail=row[8],
+                    examples=row[9],
+                    attributes_read=row[10],
+                    attributes_written=row[11],
+                    coverage=row[12],
+                    seconds=row[13],
+                    findings=tuple(findings.get((source, bus), ())),
                 )
             )
         return out
@@ -291,8 +304,8 @@ def parse_shard(spec: str) -> tuple[int, int]:
 
 def shard(drivers: Sequence[T], spec: str, key: Callable[[T], str]) -> list[T]:
     """The drivers of shard "K/N", in their order. A driver's shard is a hash of its key
-    (the source path), not its position: adding or removing a driver moves no other, so
-    shards of runs of slightly different trees still line up."""
+    (its source path, and its bus unless I2C), not its position: adding or removing a
+    driver moves no other, so shards of runs of slightly different trees still line up."""
     k, n = parse_shard(spec)
     return [d for d in drivers if _shard_of(key(d), n) == k - 1]
 
@@ -316,7 +329,7 @@ def merge(sources: Sequence[Path], out: Path) -> int:
     never half-written."""
     if not sources:
         raise UsageError("merge: no results files to merge")
-    best: dict[str, DriverResult] = {}
+    best: dict[tuple[str, str], DriverResult] = {}
     first = sources[0]
     tree = kernel = ""
     for path in sources:
@@ -329,9 +342,9 @@ def merge(sources: Sequence[Path], out: Path) -> int:
                     "not the same sweep"
                 )
             for result in db.results():
-                kept = best.get(result.source)
+                kept = best.get((result.source, result.bus))
                 if kept is None or _rank(result) > _rank(kept):
-                    best[result.source] = result
+                    best[(result.source, result.bus)] = result
 
     with replacing(out, companions=("-wal", "-shm")) as tmp:
         with ResultsDB.open(tmp, tree=tree, kernel=kernel) as db:

@@ -5,16 +5,20 @@ past, what probe created exercised, then unbind, module removal and a leak scan.
 The guest boots with a devicetree that holds the devices of many drivers at once (the
 session packs them, as it packs a test run's), none bound: the kernel's autoprobe is off
 in roadtest guests, so a loaded module binds only the device it is told to
-(drivers_probe). A driver without an OF compatible gets its device from the I2C core's
-new_device file instead. The guest is replaced after a finding (the kernel is tainted and
-may be in any state) and when the next devices are in another devicetree.
+(drivers_probe). An I2C driver without an OF compatible gets its device from the I2C
+core's new_device file instead; an SPI one, a node that matches its id table by modalias
+(devicetree.id_node). The SPI devices of one guest are on the chip selects of its virtio-spi
+controller, one each, handed out in the order the drivers are swept (the devicetree holds
+as many SPI devices as the controller has chip selects). The guest is replaced after a
+finding (the kernel is tainted and may be in any state) and when the next devices are in
+another devicetree.
 
 One driver, step by step (`Sweeper.sweep_one`):
 1. its module and the modules it needs are loaded (NOT_LOADED if not);
 2. examples: a register plan (device.plans: the mined constants favoured) behind the
-   device's address, bind; a probe that fails is tried with the next plan, up to
-   `examples` of them (PROBE_FAILED after all); the first that binds is exercised
-   (exercise.py), unbound;
+   device's address or chip select (on SPI framed as device.spi_shape guessed), bind; a
+   probe that fails is tried with the next plan, up to `examples` of them (PROBE_FAILED
+   after all); the first that binds is exercised (exercise.py), unbound;
 3. the module is removed, and kmemleak scanned once (after the last example: what the
    driver leaked is unreferenced by then);
 4. the kernel's log since the driver began goes to the oracles; a finding, or a guest that
@@ -42,13 +46,20 @@ from roadtest.machine import registry
 from roadtest.machine.base import GuestError, MachineType
 from roadtest.sweep import exercise, feedback, oracles
 from roadtest.sweep.constants import Mined
-from roadtest.sweep.device import RegisterFile, RegisterPlan, plans
+from roadtest.sweep.device import (
+    RegisterFile,
+    RegisterPlan,
+    SPIRegisterFile,
+    SPIShape,
+    plans,
+)
 from roadtest.sweep.devicetree import Bindings, DeviceNode, NewDevice, devices
-from roadtest.sweep.inventory import Driver
+from roadtest.sweep.inventory import Driver, driver_key
 from roadtest.sweep.outcome import DriverResult, Finding, Stage
 from roadtest.testing import kmemleak
 from roadtest.testing.bus.i2c import I2C_ADDRESSES, I2CTestBus
-from roadtest.testing.devices import I2CDevice
+from roadtest.testing.bus.spi import SPITestBus
+from roadtest.testing.devices import I2CDevice, ModelDevice, SPIDevice
 from roadtest.testing.modules import ModuleError, ModuleIndex
 from roadtest.testing.session import RoadtestSession
 
@@ -71,14 +82,17 @@ class Plan:
     driver: Driver
     device: DeviceNode | NewDevice | None
     mined: Mined
+    shape: SPIShape | None = None  # on SPI: how its register file is framed
 
     @property
     def how(self) -> str:
         """Where the device comes from: a binding's example, a sibling chip's, the
-        compatible alone, or new_device."""
+        compatible alone, new_device (I2C), or an id-table name (SPI, by modalias)."""
         if isinstance(self.device, NewDevice):
             return "new_device"
         if isinstance(self.device, DeviceNode):
+            if self.device.id_name:
+                return "id-table"
             if self.device.example:
                 return "sibling"
             return "example" if self.device.binding else "compatible"
@@ -88,13 +102,21 @@ class Plan:
     def match(self) -> str:
         if isinstance(self.device, NewDevice):
             return self.device.name
-        return self.device.compatible if self.device is not None else ""
+        if isinstance(self.device, DeviceNode):
+            return self.device.id_name or self.device.compatible
+        return ""
+
+    def model(self, register_plan: RegisterPlan) -> RegisterFile | SPIRegisterFile:
+        """The register file that answers for the device, on the driver's bus."""
+        if self.driver.bus == "spi":
+            return SPIRegisterFile(register_plan, self.shape)
+        return RegisterFile(register_plan)
 
 
-def plan(driver: Driver, bindings: Bindings, mined: Mined) -> Plan:
-    """The driver's first device: its first compatible's node, or its first i2c_device_id."""
+def plan(driver: Driver, bindings: Bindings, mined: Mined, shape: SPIShape | None = None) -> Plan:
+    """The driver's first device: its first compatible's node, or its first id-table name."""
     found = devices(driver, bindings)
-    return Plan(driver, found[0] if found else None, mined)
+    return Plan(driver, found[0] if found else None, mined, shape)
 
 
 class _Found(Exception):
@@ -128,8 +150,12 @@ def machine_for(kernel: Kernel) -> MachineType:
     raise RoadtestError(f"sweep: no machine boots a {kernel.target.name} kernel")
 
 
-def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
-    """The devicetree device of a plan (None for a new_device one). An interrupt the
+def _device_of(
+    plan: Plan, chip_select: int | None = None
+) -> ModelDevice[RegisterFile | SPIRegisterFile] | None:
+    """The devicetree device of a plan (None for a new_device one); an SPI one on
+    `chip_select` (a session would derive one from its name, and eight chip selects
+    clash soon: the sweep hands them out in turn). An interrupt the
     example had, dropped with the other board's controller, is wired to a virtio-gpio line
     (`irq`), falling-edge: the sweep pulses it, and a register file never clears an
     interrupt source, so a level trigger would fire without end (an interrupt storm that
@@ -144,12 +170,21 @@ def _device_of(plan: Plan) -> I2CDevice[RegisterFile] | None:
         start = dts.index("\n", dts.index("@$addr$")) + 1
         wired = "    interrupt-parent = <&gpio>;\n    interrupts = <$irq$ IRQ_TYPE_EDGE_FALLING>;\n"
         dts, gpios = dts[:start] + wired + dts[start:], ("irq",)
+    if plan.driver.bus == "spi":
+        return SPIDevice(
+            compatible=node.compatible,
+            model=SPIRegisterFile,
+            dts=dts,
+            gpios=gpios,
+            addr=chip_select,
+            origin=plan.driver.key,
+        )
     return I2CDevice(
         compatible=node.compatible,
         model=RegisterFile,
         dts=dts,
         gpios=gpios,
-        origin=plan.driver.source,
+        origin=plan.driver.key,
     )
 
 
@@ -180,7 +215,16 @@ class Sweeper:
         self.late: list[tuple[str, Finding]] = []
         self._others: list[int] = []  # the addresses of the companions (_companions)
         self.progress = progress
-        self.devices = {p.driver.source: d for p in plans_ if (d := _device_of(p)) is not None}
+        self.devices: dict[str, ModelDevice[RegisterFile | SPIRegisterFile]] = {}
+        chip_selects = SPITestBus.addresses
+        assert chip_selects is not None
+        spi = 0
+        for p in plans_:
+            cs = None
+            if p.driver.bus == "spi" and isinstance(p.device, DeviceNode):
+                cs, spi = chip_selects[spi % len(chip_selects)], spi + 1
+            if (device := _device_of(p, cs)) is not None:
+                self.devices[p.driver.key] = device
         machine = machine_for(kernel)
         self.session = RoadtestSession(
             kernel,
@@ -214,6 +258,7 @@ class Sweeper:
                 module=driver.module or driver.source,
                 subsystem=driver.subsystem,
                 source=driver.source,
+                bus=driver.bus,
                 machine=self.kernel.target.name if stage != Stage.NOT_BUILT else "",
                 device=plan.how,
                 match=plan.match,
@@ -227,7 +272,7 @@ class Sweeper:
         if not driver.module or name not in self.modules.by_name:
             return result(Stage.NOT_BUILT, "the sweep kernel has no module for it")
         if plan.device is None:
-            return result(Stage.NO_DEVICE, "no OF compatible and no i2c_device_id name")
+            return result(Stage.NO_DEVICE, f"no OF compatible and no {driver.bus}_device_id name")
         module = self.modules.by_name[name]
         guest = self.session.ensure_guest()
         assert guest.console is not None
@@ -371,7 +416,8 @@ class Sweeper:
                     done.read, done.written = used.read, used.written
                     self._fire_interrupts()
                 self._unbind(bound)
-                session.agent.write_file("/sys/bus/i2c/drivers_probe", bound.rpartition("/")[2])
+                bus = plan.driver.bus
+                session.agent.write_file(f"/sys/bus/{bus}/drivers_probe", bound.rpartition("/")[2])
                 self._unbind(bound)
                 done.stage = Stage.EXERCISED
             self._detach()
@@ -436,7 +482,7 @@ class Sweeper:
         """The findings of one example with `register_plan`, its module's removal and leak
         scan included: a finding's reproducer run again."""
         module = plan.driver.module.replace("-", "_")
-        self._load(module)
+        self._load(module)  # the same module on either bus
         guest = self.session.ensure_guest()
         assert guest.console is not None
         mark = guest.console.mark()
@@ -458,16 +504,17 @@ class Sweeper:
         bound, else None. What the probe read, and (with feedback) what it compared, go to
         `done`."""
         session = self.session
-        model = RegisterFile(register_plan)
+        model = plan.model(register_plan)
         agent = session.agent
-        device = self.devices.get(plan.driver.source)
+        bus = plan.driver.bus
+        device = self.devices.get(plan.driver.key)
         if device is not None:
             bound = session.attach(device, model)
             for line in bound.lines.values():
                 line.set(True)  # released: an INT pin idles high
             name = bound.name
         else:
-            assert isinstance(plan.device, NewDevice)
+            assert isinstance(plan.device, NewDevice) and isinstance(model, RegisterFile)
             i2c = session.buses["i2c"]
             assert isinstance(i2c, I2CTestBus)
             addr = self._free_address()
@@ -476,12 +523,13 @@ class Sweeper:
             self._new_device = (adapter, addr)
             agent.write_file(f"{adapter}/new_device", plan.device.line(addr))
             name = i2c.sysfs_name(addr, "")
-        self._companions(register_plan)
+        if bus == "i2c":
+            self._companions(register_plan)
         tracing = self._feedback_on()
         if tracing:
             agent.kcov_start(feedback.KCOV_TRACE_CMP, feedback.WORDS)
         try:
-            agent.write_file("/sys/bus/i2c/drivers_probe", name)
+            agent.write_file(f"/sys/bus/{bus}/drivers_probe", name)
         except OSError as err:
             # device_attach()'s error: the probe's own, when it is not -ENODEV or -ENXIO.
             done.detail = f"probe: {err.strerror}"
@@ -491,7 +539,7 @@ class Sweeper:
         done.comparisons = feedback.comparisons(raw) if tracing else None
         if done.comparisons:
             done.coverage = max(done.coverage, feedback.sites(done.comparisons))
-        path = f"/sys/bus/i2c/devices/{name}"
+        path = f"/sys/bus/{bus}/devices/{name}"
         return path if agent.exists(f"{path}/driver") else None
 
     _new_device: tuple[str, int] | None = None
@@ -608,19 +656,26 @@ def _reason(err: Exception) -> str:
 
 
 def reproducer(plan: Plan, register_plan: RegisterPlan) -> str:
-    """What `roadtest sweep --reproduce` needs to run a finding again: the driver, its
-    device, and the register plan the device answered by."""
+    """What `roadtest sweep --reproduce` needs to run a finding again: the driver (source
+    and bus), its device, and the register plan the device answered by."""
     return json.dumps(
-        {"source": plan.driver.source, "match": plan.match, "plan": asdict(register_plan)},
+        {
+            "source": plan.driver.source,
+            "bus": plan.driver.bus,
+            "match": plan.match,
+            "plan": asdict(register_plan),
+        },
         sort_keys=True,
     )
 
 
 def plan_of(reproducer_text: str) -> tuple[str, RegisterPlan]:
-    """The driver's source and the register plan of a reproducer."""
+    """The driver's key (inventory.driver_key: its source, and its bus unless I2C) and the
+    register plan of a reproducer (one saved before SPI was swept is an I2C driver's)."""
     data = json.loads(reproducer_text)
     saved = data["plan"]
     registers = tuple((int(a), int(v)) for a, v in saved["registers"])
-    return str(data["source"]), RegisterPlan(
+    source, bus = str(data["source"]), str(data.get("bus", "i2c"))
+    return driver_key(source, bus), RegisterPlan(
         registers, int(saved["default"]), int(saved["block_length"])
     )

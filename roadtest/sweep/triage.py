@@ -2,10 +2,11 @@
 
 A sweep finds the same bugs every time it runs; a person decides once what each one is,
 and the reports say it beside the finding from then on. The file is TOML, a table per
-finding, matched by the driver's source and the finding's signature:
+finding, matched by the driver's source and bus and the finding's signature:
 
     [[finding]]
     driver = "drivers/rtc/rtc-rx8025.c"
+    bus = "i2c"                  # or "spi"; i2c when left out (files older than SPI)
     signature = "kasan: slab-out-of-bounds in rx8025_read_offset < ..."
     verdict = "fixed"            # fixed | open | artefact | expected
     reason = "what happens, and why it is (not) the driver's bug"
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from roadtest.errors import RoadtestError
+from roadtest.sweep.inventory import BUSES
 from roadtest.sweep.outcome import DriverResult, Finding
 
 # The file roadtest's own sweeps are triaged in, relative to kernel-patches/.
@@ -57,6 +59,7 @@ class Entry:
     reason: str
     patch: str = ""  # fixed: its path under kernel-patches/
     upstream: str = ""
+    bus: str = "i2c"
 
     def label(self) -> str:
         """The verdict as the summary shows it: "fixed by rtc/0002", "open", ..."""
@@ -67,29 +70,32 @@ class Entry:
 
 
 _NEW = Entry("", "", Verdict.NEW, "not triaged")
-_KEYS = {"driver", "signature", "verdict", "reason", "patch", "upstream"}
+_KEYS = {"driver", "bus", "signature", "verdict", "reason", "patch", "upstream"}
 
 
 class Triage:
-    """The verdicts of a triage file, by (driver source, signature)."""
+    """The verdicts of a triage file, by (driver source, bus, signature)."""
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
-        self.entries: dict[tuple[str, str], Entry] = {}
+        self.entries: dict[tuple[str, str, str], Entry] = {}
         for entry in entries:
-            key = (entry.driver, entry.signature)
+            key = (entry.driver, entry.bus, entry.signature)
             if key in self.entries:
-                raise TriageError(f"{entry.driver}: {entry.signature!r} is triaged twice")
+                raise TriageError(
+                    f"{entry.driver} ({entry.bus}): {entry.signature!r} is triaged twice"
+                )
             self.entries[key] = entry
 
     def of(self, result: DriverResult, finding: Finding) -> Entry:
-        return self.entries.get((result.source, finding.signature), _NEW)
+        return self.entries.get((result.source, result.bus, finding.signature), _NEW)
 
     def counts(self, results: Sequence[DriverResult]) -> dict[Verdict, int]:
-        """Distinct findings (driver and signature) by verdict, in Verdict order."""
-        seen: dict[tuple[str, str], Verdict] = {}
+        """Distinct findings (driver, bus and signature) by verdict, in Verdict order."""
+        seen: dict[tuple[str, str, str], Verdict] = {}
         for result in results:
             for finding in result.findings:
-                seen[(result.source, finding.signature)] = self.of(result, finding).verdict
+                key = (result.source, result.bus, finding.signature)
+                seen[key] = self.of(result, finding).verdict
         return {v: n for v in Verdict if (n := sum(s is v for s in seen.values()))}
 
     @classmethod
@@ -124,6 +130,9 @@ def _entry(table: Mapping[str, Any], n: int) -> Entry:
     for key in ("patch", "upstream"):
         if not isinstance(table.get(key, ""), str):
             raise TriageError(f"{where}: {key!r} must be a string")
+    bus = table.get("bus", "i2c")
+    if bus not in BUSES:
+        raise TriageError(f"{where}: bus {bus!r} is not one of {', '.join(BUSES)}")
     try:
         verdict = Verdict(table["verdict"])
     except ValueError:
@@ -143,6 +152,7 @@ def _entry(table: Mapping[str, Any], n: int) -> Entry:
         reason=table["reason"],
         patch=patch,
         upstream=str(table.get("upstream", "")),
+        bus=bus,
     )
 
 

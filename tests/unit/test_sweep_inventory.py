@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -249,13 +250,13 @@ def test_a_module_adds_what_the_source_did_not_show() -> None:
     modinfo = {"alias": ["of:N*T*Ca,two", "of:N*T*Ca,one", "i2c:two"], "license": ["GPL"]}
     completed = with_module_aliases(driver, modinfo)
     assert completed.compatibles == ("a,one", "a,two")
-    assert completed.i2c_ids == ("one", "two")
+    assert completed.ids == ("one", "two")
 
 
 # --- the scan ---------------------------------------------------------------------------
 
 
-def test_scan_finds_the_i2c_drivers_of_the_subsystems(tree: Path) -> None:
+def test_scan_finds_the_i2c_and_spi_drivers_of_the_subsystems(tree: Path) -> None:
     write(tree / "include/linux/rtc-x.h", '#define RTC_X_NAME "rtc-x"\n')
     write(
         tree / "drivers/rtc/rtc-x.c",
@@ -265,15 +266,18 @@ def test_scan_finds_the_i2c_drivers_of_the_subsystems(tree: Path) -> None:
         "static struct i2c_driver rtc_x_driver = {\n};\n",
     )
     write(tree / "drivers/rtc/rtc-spi.c", "static struct spi_driver d = {\n};\n")
+    write(tree / "drivers/rtc/rtc-decl.c", "extern struct spi_driver d;\n")
     write(tree / "drivers/iio/imu/inv/inv_i2c.c", "static struct i2c_driver d = {\n};\n")
     write(tree / "drivers/misc/lost.c", "static struct i2c_driver d = {\n};\n")
     write(tree / "drivers/net/not-a-subsystem.c", "static struct i2c_driver d = {\n};\n")
-    found = {d.source: d for d in scan(tree)}
+    found = {d.key: d for d in scan(tree)}
     assert sorted(found) == [
         "drivers/iio/imu/inv/inv_i2c.c",
         "drivers/misc/lost.c",
+        "drivers/rtc/rtc-spi.c@spi",
         "drivers/rtc/rtc-x.c",
     ]
+    assert found["drivers/rtc/rtc-spi.c@spi"].bus == "spi"
     assert found["drivers/rtc/rtc-x.c"] == Driver(
         "drivers/rtc/rtc-x.c",
         "rtc",
@@ -502,14 +506,35 @@ def test_listing_sorted_with_counts() -> None:
         _driver("drivers/rtc/rtc-a.c", "rtc", {"um": False, "x86_64": False}, "never"),
     ]
     assert command.listing(drivers) == [
-        "joy    input  x86_64     um: no",
-        "rtc-a  rtc    -          never",
-        "rtc-b  rtc    um x86_64",
+        "joy    input  i2c  x86_64     um: no",
+        "rtc-a  rtc    i2c  -          never",
+        "rtc-b  rtc    i2c  um x86_64",
         "",
         "subsystem  drivers  um  x86_64  neither",
         "input            1   0       1        0",
         "rtc              2   1       1        1",
         "total            3   1       2        1",
+    ]
+
+
+def test_listing_names_the_bus_and_counts_each() -> None:
+    both = _driver("drivers/rtc/rtc-b.c", "rtc", {"um": True, "x86_64": True})
+    drivers = [
+        replace(both, bus="spi"),
+        both,
+        _driver("drivers/input/joy.c", "input", {"um": False, "x86_64": True}, "um: no"),
+    ]
+    assert command.listing(drivers) == [
+        "joy    input  i2c  x86_64     um: no",
+        "rtc-b  rtc    i2c  um x86_64",
+        "rtc-b  rtc    spi  um x86_64",
+        "",
+        "subsystem  drivers  um  x86_64  neither",
+        "input            1   0       1        0",
+        "rtc              2   2       2        0",
+        "i2c total        2   1       2        0",
+        "spi total        1   1       1        0",
+        "total            3   2       3        0",
     ]
 
 

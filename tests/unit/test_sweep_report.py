@@ -214,7 +214,7 @@ def test_kcidb_validates_and_maps_stages_to_statuses() -> None:
         "drivers/misc/eeprom/at24.c": "PASS",
     }
     paths = {t["path"] for t in data["tests"]}
-    assert "roadtest.sweep.rtc.rtc-a" in paths
+    assert "roadtest.sweep.rtc.i2c.rtc-a" in paths
     assert len({t["id"] for t in data["tests"]}) == len(data["tests"])
     # An issue per distinct signature, an incident per driver's finding.
     assert len(data["issues"]) == 2

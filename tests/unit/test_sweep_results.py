@@ -58,7 +58,7 @@ def test_recorded_driver_survives_reopening(tmp_path: Path) -> None:
         db.record(sample(0, stage=Stage.PROBE_FAILED))
     with ResultsDB.open(path, tree=TREE, kernel=KERNEL) as db:
         assert db.results() == [sample(0, stage=Stage.PROBE_FAILED), sample(3)]
-        assert db.done() == {"drivers/x/drv0.c", "drivers/x/drv3.c"}
+        assert db.done() == {("drivers/x/drv0.c", "i2c"), ("drivers/x/drv3.c", "i2c")}
 
 
 def test_rerecording_replaces_the_driver_and_its_findings(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_resume_skips_what_is_done(tmp_path: Path) -> None:
         for result in drivers[:4]:
             db.record(result)
     with ResultsDB.open(path, tree=TREE, kernel=KERNEL) as db:
-        todo = [d for d in drivers if d.source not in db.done()]
+        todo = [d for d in drivers if (d.source, d.bus) not in db.done()]
         assert todo == drivers[4:]
 
 
@@ -146,7 +146,7 @@ def test_sigkill_while_writing_leaves_only_whole_drivers(tmp_path: Path) -> None
         for result in results:
             i = int(result.module.removeprefix("drv"))
             assert result == sample(i)  # its findings all there, none of another's
-        assert db.done() == {r.source for r in results}
+        assert db.done() == {(r.source, r.bus) for r in results}
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 

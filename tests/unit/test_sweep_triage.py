@@ -91,7 +91,7 @@ def test_each_finding_gets_its_drivers_verdict_and_an_unnamed_one_is_new(tmp_pat
 def test_the_summary_says_each_drivers_verdict(tmp_path: Path) -> None:
     lines = summary(RESULTS, load(tmp_path, TRIAGE))
     uaf = next(line for line in lines if UAF.signature in line)
-    assert "foo: fixed by hwmon/0009" in uaf and "qux: new" in uaf
+    assert "foo (i2c): fixed by hwmon/0009" in uaf and "qux (i2c): new" in uaf
     assert lines[-1] == "triage: 1 fixed, 1 artefact, 1 expected, 1 new"
 
 
