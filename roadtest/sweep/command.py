@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 TARGETS: tuple[Target, ...] = (UM, X86_64)
 # Bump when what the inventory computes changes: older cache files are then recomputed.
-CACHE_VERSION = 2  # 2: SPI drivers, a bus per driver
+CACHE_VERSION = 3  # 2: SPI drivers, a bus per driver; 3: their driver names
 
 
 # The parser class of the command's subparsers (roadtest.cli's own, whose errors are usage

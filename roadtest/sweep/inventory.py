@@ -47,7 +47,9 @@ class Driver:
     # (obj-$(CONFIG_RTC_LIB) += rtc/) and of its line in a composite module (foo-$(CONFIG_X)).
     conditions: tuple[str, ...]
     compatibles: tuple[str, ...]  # OF compatibles it matches
-    ids: tuple[str, ...]  # the names of its bus's id table (i2c_device_id, spi_device_id)
+    # The names of its bus's id table (i2c_device_id, spi_device_id); for an SPI driver
+    # without one, its driver's name, which the SPI core matches a modalias against.
+    ids: tuple[str, ...]
     builds: dict[str, bool] = field(default_factory=dict)  # target name -> kconfig allows it
     reason: str = ""  # why it is not built for some target (or has no symbol); "" if it is
     bus: str = "i2c"  # "i2c" or "spi"
@@ -234,6 +236,27 @@ def id_names(code: str, bus: str, defines: Mapping[str, str] | None = None) -> t
     """The names of the <bus>_device_id tables of comment-free C code (members: name,
     driver_data, for i2c_device_id and spi_device_id alike)."""
     return _table_strings(code, f"{bus}_device_id", "name", 0, _defines(code, defines))
+
+
+_DRIVER_NAME = re.compile(r"\.driver\s*(?:\.\s*name\s*=|=\s*\{[^{}]*?\.name\s*=)", re.S)
+
+
+def driver_names(code: str, bus: str, defines: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The `.driver.name` of each `struct <bus>_driver` comment-free C code defines: what
+    the SPI core matches a device's modalias against when the driver has no id table
+    (spi_match_device(): `strcmp(spi->modalias, drv->name)`)."""
+    names = []
+    for start in _BUS_DRIVER[bus].finditer(code):
+        body = _closing(code, start.end())
+        named = _DRIVER_NAME.search(body)
+        if named is not None:
+            end = _scan(body, named.end(), stop_at_comma=True)
+            value = _string_value(
+                body[named.end() : end].rstrip(",}").strip(), _defines(code, defines)
+            )
+            if value:
+                names.append(value)
+    return tuple(dict.fromkeys(names))
 
 
 def i2c_id_names(code: str, defines: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -444,6 +467,8 @@ def read_driver(tree: Path, path: Path, bus: str = "i2c") -> Driver | None:
 def _driver(tree: Path, source: str, code: str, defines: Mapping[str, str], bus: str) -> Driver:
     subsystem = PurePosixPath(source).parts[1]
     compatibles, ids = of_compatibles(code, defines), id_names(code, bus, defines)
+    if bus == "spi" and not ids:
+        ids = driver_names(code, bus, defines)  # what the SPI core matches without a table
     ref = module_of(tree, source)
     if ref is None:
         reason = f"no kbuild file in drivers/ names {PurePosixPath(source).with_suffix('.o')}"

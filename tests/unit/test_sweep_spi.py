@@ -72,6 +72,24 @@ def test_a_file_with_both_buses_is_a_driver_on_each(tmp_path: Path) -> None:
     assert Driver.from_json(spi.as_json()) == spi
 
 
+def test_an_spi_driver_without_an_id_table_is_named_by_its_driver(tmp_path: Path) -> None:
+    # rtc-ds1305.c's form and adis16201.c's: spi_match_device() compares the modalias
+    # with drv->name when there is no id table.
+    write(tmp_path / "drivers/Makefile", "obj-y += rtc/\n")
+    write(tmp_path / "drivers/rtc/Makefile", "obj-$(CONFIG_A) += a.o b.o\n")
+    a = write(
+        tmp_path / "drivers/rtc/a.c",
+        'static struct spi_driver ds1305_driver = {\n\t.driver.name\t= "rtc-ds1305",\n};\n',
+    )
+    b = write(
+        tmp_path / "drivers/rtc/b.c",
+        '#define NAME "adis16201"\nstatic struct spi_driver d = {\n\t.driver = {\n'
+        "\t\t.name = NAME,\n\t},\n\t.probe = p,\n};\n",
+    )
+    assert [d.ids for d in read_drivers(tmp_path, a)] == [("rtc-ds1305",)]
+    assert [d.ids for d in read_drivers(tmp_path, b)] == [("adis16201",)]
+
+
 def test_spi_id_names_and_aliases() -> None:
     code = strip_comments(BOTH)
     assert id_names(code, "spi") == ("dac1-spi", "dac2-spi")
