@@ -222,6 +222,12 @@ class ExampleRunner:
                 guest.flush_console(f"{MARKER}{mark}", mark, timeout=2.0)
             except OSError:
                 pass  # it died just now: said below
+        if not guest.alive:
+            # Its agent channel broke: the guest is going down. Its last lines (a panic's)
+            # can reach the console after the channel closed, the more so on a loaded host:
+            # read them once its process has ended, so that every example that crashes the
+            # same way gets the same verdict (Hypothesis calls a test flaky otherwise).
+            guest.exit_status(verdicts.DEATH_WAIT)
         lines = console.kernel_lines_since(mark)
         report = first_report(lines)
         if not guest.alive:

@@ -3,9 +3,18 @@ lib/bug.c, mm/kasan/report.c, lib/ubsan.c, kernel/locking/lockdep.c, kernel/pani
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from pathlib import Path
+from typing import cast
+
 import pytest
 
-from roadtest.pytest_plugin.examples import excerpt, first_report
+from roadtest.guest.protocol import ProtocolError
+from roadtest.machine.base import Machine
+from roadtest.machine.console import Console
+from roadtest.pytest_plugin.examples import ExampleRunner, ExampleStats, excerpt, first_report
 from roadtest.pytest_plugin.verdicts import (
     KASANReport,
     KernelBug,
@@ -16,6 +25,7 @@ from roadtest.pytest_plugin.verdicts import (
     LockdepReport,
     UBSANReport,
 )
+from roadtest.testing.session import RoadtestSession
 
 T = "[   12.340000] "
 
@@ -74,3 +84,50 @@ def test_an_excerpt_without_a_report_is_the_last_lines() -> None:
         "line 4",
         "(2 more lines in the console log)",
     ]
+
+
+class _DyingGuest:
+    """A guest whose agent channel has closed while its kernel still prints its panic (as a
+    UML guest on a loaded host does): its process ends `delay` s later, the panic line in."""
+
+    name = "dummy"
+    alive = False
+
+    def __init__(self, tmp_path: Path, delay: float) -> None:
+        read_end, self._write_end = os.pipe()
+        self.console_log = tmp_path / "console.log"
+        self.console = Console(read_end, self.console_log, tmp_path / "kernel.log")
+        self._ended = threading.Event()
+        self._dying = threading.Thread(target=self._die, args=(delay,), daemon=True)
+        self._dying.start()
+
+    def _die(self, delay: float) -> None:
+        time.sleep(delay)
+        os.write(
+            self._write_end, (T + "Kernel panic - not syncing: Kernel mode signal 8\n").encode()
+        )
+        os.close(self._write_end)
+        self._ended.set()
+
+    def exit_status(self, wait: float) -> int | None:
+        if not self._ended.wait(wait):
+            return None
+        self.console.wait_closed(wait)
+        return 0
+
+
+class _Log:
+    console_mark = 0
+
+    def cause(self, exc: BaseException | None) -> BaseException | None:
+        return exc
+
+
+def test_a_panic_printed_after_the_channel_closed_is_still_the_verdict(tmp_path: Path) -> None:
+    # Hypothesis calls a test flaky when one example that crashes a guest is a KernelPanic
+    # and the next, the same crash, is "the guest died" because its lines came late.
+    guest = _DyingGuest(tmp_path, delay=1.0)
+    runner = ExampleRunner(cast(RoadtestSession, None), "test_x", lambda _: _Log(), ExampleStats())
+    verdict = runner._verdict(cast(Machine, guest), _Log(), ProtocolError("channel closed by peer"))
+    assert isinstance(verdict, KernelPanic), verdict
+    assert "Kernel mode signal 8" in str(verdict)
