@@ -226,9 +226,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 
-# The trees (and their variant and target) this process has brought up to date: a run's
-# command builds its tree, and the test session in the same process then boots that build.
-_trees_built: set[tuple[str, str, str]] = set()
+# The trees (and their variant and target) this process has brought up to date, and their
+# builds: a run's command builds its tree, and the test session in the same process then
+# boots that build, even if the tests' config fragments changed meanwhile (a build that
+# waited 20 minutes for the cache's lock saw others edit them: the session's own key then
+# named no build).
+_trees_built: dict[tuple[str, str, str], Kernel] = {}
 
 BY_SPELLING = {spelling: o for o in OPTIONS for spelling in o.spellings()}
 BY_DEST = {o.dest: o for o in OPTIONS}
@@ -432,16 +435,11 @@ class RunOptions:
         tree = open_tree(self.tree, target)
         series = [] if self.series is None else read_series_file(self.series)
         fresh = (tree.key, self.variant.name, target.name)
-        kernel = tree_kernel(
-            root,
-            tree,
-            variant=variant,
-            target=target,
-            series=series,
-            build=build and fresh not in _trees_built,
-        )
+        if build and fresh in _trees_built:
+            return _trees_built[fresh]
+        kernel = tree_kernel(root, tree, variant=variant, target=target, series=series, build=build)
         if build:
-            _trees_built.add(fresh)
+            _trees_built[fresh] = kernel
         return kernel
 
     def built_kernel(self, root: Path) -> Kernel | None:
