@@ -29,12 +29,14 @@ class CommandI2CModel(I2CModel):
 
     A command that leaves something to read calls `self.respond(data)`; a read takes
     bytes from the start of it (the master may stop early, as on a wire) and ends it. A
-    read with nothing to read, longer than the answer, a write shorter than an opcode,
-    or an opcode `command` does not know (ModelError) are NACKed.
+    read with nothing to read, a write shorter than an opcode, or an opcode `command`
+    does not know (ModelError) are NACKed; a read longer than the answer gets `idle`
+    bytes after it (SDA released: 0xFF).
     """
 
     opcode_bytes: int = 2
     opcode_names: Mapping[int, str] = {}
+    idle: int = 0xFF
 
     def __init__(self) -> None:
         self.commands: list[tuple[int, bytes]] = []  # every command accepted, in order
@@ -72,12 +74,9 @@ class CommandI2CModel(I2CModel):
         answer = self.pending()
         if answer is None:
             raise ModelError(f"{type(self).__name__}: nothing to read (NACK)")
-        if length > len(answer):
-            raise ModelError(
-                f"{type(self).__name__}: {length} bytes read, the answer has {len(answer)}"
-            )
         self._answer = None
-        return answer[:length]
+        # Past its answer the chip leaves SDA alone: the pull-up reads as 1s.
+        return answer[:length] + bytes([self.idle]) * max(0, length - len(answer))
 
     def opcodes(self) -> list[int]:
         """The opcodes of the commands accepted so far."""
