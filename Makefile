@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
 .PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers variants \
-	kernel-coverage kernel-sanitizers kernel-x86_64 guest-lane2 hostile replay travel \
+	kernel-coverage kernel-sanitizers kernel-x86_64 guest-lane2 tree-6.1 hostile replay travel \
 	x86_64 x86_64-run x86_64-replay traces lint patches-check clean
 
 # Each step of make test is a phase: PHASE runs it (scripts/phases.py, plain python3)
@@ -71,6 +71,17 @@ GUEST_LANE2 := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.p
 
 guest-lane2: variants
 	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) $(GUEST_LANE2)
+
+# --tree on another kernel, as a developer names one: Debian's linux-source-6.1 (make
+# setup installs it), unpacked into the cache and built there like any tree (cached like
+# every kernel), and one driver test file on it, live and against its golden traces
+# (traces/pcf8563/*@6.1.rtrace where 6.1's I/O differs from 6.12's); its alarm test that
+# needs 6.2's interrupt check is skipped by its kernel range.
+TREE_61 := tests/drivers/rtc/test_pcf8563.py
+tree-6.1: setup
+	$(PHASE) sh -c '$(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) --tree linux-source-6.1 \
+		$(TREE_61) && $(VENV)/bin/roadtest replay --roadtest-cpu=$(X86_CPU) \
+		--tree linux-source-6.1 --golden traces $(TREE_61)'
 
 # Every I2C device of the driver suite behind a hostile device, in the quick profile
 # (`roadtest fuzz --hostile` is the long run).
@@ -143,7 +154,7 @@ lint: setup
 # pass or fail, and make test fails if any step failed or did not run.
 RUN_DIR   := build/make-test
 UM_STEPS  := lint unit drivers hostile travel replay patches-check
-X86_STEPS := x86_64-run x86_64-replay guest-lane2
+X86_STEPS := x86_64-run x86_64-replay guest-lane2 tree-6.1
 
 test:
 	@mkdir -p $(RUN_DIR) && echo "# started $$(date +%s)" >$(RUN_DIR)/phases
