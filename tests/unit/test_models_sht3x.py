@@ -143,3 +143,11 @@ def test_temperature_alert_in_periodic_mode() -> None:
     assert status(m) & (1 << 10 | 1 << 15) == (1 << 10 | 1 << 15)
     m.temperature = 25
     assert not status(m) & (1 << 10)
+
+
+def test_a_read_past_the_answer_reads_released_sda() -> None:
+    m, _ = make()
+    cmd(m, 0xE11F)  # high alert set: one word and its CRC
+    data = m.read(6)
+    assert data[3:] == b"\xff\xff\xff"  # the chip sends no more; the pull-up reads 1s
+    assert data[2] == crc8(data[:2], 0x31, 0xFF)
