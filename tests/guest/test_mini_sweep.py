@@ -1,6 +1,8 @@
-"""The mini-sweep: about twenty drivers of the nine subsystems swept as `roadtest sweep`
-sweeps them, on the sanitizer kernel (which make test builds anyway, with these drivers:
-kernel-patches/sweep-mini.config). How far each got and what it found are compared with
+"""The mini-sweep: about twenty I2C drivers of the nine subsystems and two SPI ones swept as
+`roadtest sweep` sweeps them, on the sanitizer kernel (which make test builds anyway, with
+these drivers: kernel-patches/sweep-mini.config for the I2C ones; the SPI ones, rtc-pcf2123
+and mcp320x, are those the driver tests build). The expectation is keyed by driver
+(its source, `@spi` for an SPI one). How far each got and what it found are compared with
 data/mini-sweep.json: a new finding fails, and so does a lost one (a fixed bug: take it
 out of the expectation in the fix's change), and so does a driver whose probe got past
 where it did not, or the other way round.
@@ -30,7 +32,7 @@ from roadtest.kernel.external import build_own_module
 from roadtest.kernel.variants import SANITIZERS
 from roadtest.sweep import oracles
 from roadtest.sweep.campaign import plans_for
-from roadtest.sweep.inventory import Driver, read_driver
+from roadtest.sweep.inventory import Driver, read_driver, split_key
 from roadtest.sweep.outcome import Kind
 from roadtest.sweep.runner import Sweeper
 from roadtest.testing import kmemleak
@@ -45,11 +47,12 @@ def kernel() -> Kernel:
     return ensure_kernel(repo_root(), variant=variant, cache_dir=CACHE)
 
 
-def drivers(kernel: Kernel, sources: list[str]) -> list[Driver]:
+def drivers(kernel: Kernel, keys: list[str]) -> list[Driver]:
     found = []
-    for source in sources:
-        driver = read_driver(kernel.source_dir, kernel.source_dir / source)
-        assert driver is not None, f"{source} defines no I2C driver in {kernel.source_dir}"
+    for key in keys:
+        source, bus = split_key(key)
+        driver = read_driver(kernel.source_dir, kernel.source_dir / source, bus)
+        assert driver is not None, f"{source} defines no {bus} driver in {kernel.source_dir}"
         found.append(driver)
     return found
 
@@ -66,7 +69,7 @@ def test_mini_sweep_finds_what_it_found(kernel: Kernel, tmp_path: Path) -> None:
     ) as sweeper:
         for plan in plans:
             result = sweeper.sweep_one(plan)
-            got[result.source] = {
+            got[result.key] = {
                 "module": result.module,
                 "subsystem": result.subsystem,
                 "stage": str(result.stage),
@@ -75,9 +78,9 @@ def test_mini_sweep_finds_what_it_found(kernel: Kernel, tmp_path: Path) -> None:
     if os.environ.get("ROADTEST_UPDATE_MINI_SWEEP"):
         EXPECTED.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     changed = {
-        source: {"expected": expected[source], "got": got[source]}
-        for source in expected
-        if got[source] != expected[source]
+        key: {"expected": expected[key], "got": got[key]}
+        for key in expected
+        if got[key] != expected[key]
     }
     assert not changed, json.dumps(changed, indent=1)
 
