@@ -97,12 +97,12 @@ SANITIZERS = KernelVariant(
     "after each unbind",
 )
 
-# The sanitizer kernel with every I2C driver the sweep can build as a module: the
+# The sanitizer kernel with every I2C and SPI driver the sweep can build as a module: the
 # drivers' fragment is made from the tree's inventory (roadtest/sweep/kernel.py) and
 # passed as `generated`.
 SWEEP = KernelVariant(
     "sweep",
-    "the sanitizer kernel with every I2C driver `roadtest sweep` binds, as modules",
+    "the sanitizer kernel with every I2C and SPI driver `roadtest sweep` binds, as modules",
     fragments=(*SANITIZERS.fragments, "kernel-patches/sweep.config"),
     target_fragments=SANITIZERS.target_fragments,
     make_vars=SANITIZERS.make_vars,
