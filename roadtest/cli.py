@@ -220,7 +220,7 @@ def cmd_import_trace_cmd(args: argparse.Namespace) -> int:
 
 
 def cmd_import_sigrok(args: argparse.Namespace) -> int:
-    from roadtest.trace.sigrok import command
+    from roadtest.recorder.sigrok import command
 
     return command(args)
 

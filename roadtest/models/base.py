@@ -167,6 +167,21 @@ class I2CModel(ChipModel):
         raise ModelError(f"{type(self).__name__} does not accept reads")
 
 
+# The virtio-spi transfer head's `mode` bits (the virtio specification's "SPI Controller
+# Device" section), which SPIModel.transfer takes as they came; roadtest.trace.spi names
+# them for the wire too.
+VIRTIO_SPI_CPHA: Final = 1 << 0
+VIRTIO_SPI_CPOL: Final = 1 << 1
+VIRTIO_SPI_CS_HIGH: Final = 1 << 2
+VIRTIO_SPI_MODE_LSB_FIRST: Final = 1 << 3
+VIRTIO_SPI_MODE_LOOP: Final = 1 << 4
+
+
+def word_bytes(bits_per_word: int) -> int:
+    """How many bytes of a buffer hold one word (Linux's spi_transfer convention)."""
+    return 1 if bits_per_word <= 8 else 2 if bits_per_word <= 16 else 4
+
+
 class SPIModel(ChipModel):
     """One SPI device on one chip select.
 
@@ -179,7 +194,7 @@ class SPIModel(ChipModel):
     a half-duplex write the host drops them). Bytes are in wire order: the first byte
     is the first on the wire, and a word wider than 8 bits is its 2 or 4 bytes most
     significant first, whatever the guest's memory holds. `mode` is the transfer's
-    virtio-spi mode bits (CPHA, CPOL, CS_HIGH, LSB_FIRST, LOOP: `roadtest.backend.spi`).
+    virtio-spi mode bits (VIRTIO_SPI_CPHA and the others above).
     Raising from any of these fails the transfer (and the rest of its message) with
     TRANS_ERR and reports the exception with the test.
     """

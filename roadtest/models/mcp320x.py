@@ -45,12 +45,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from roadtest.models.base import Input, ModelError, SPIModel
-from roadtest.trace.spi import (
+from roadtest.models.base import (
     VIRTIO_SPI_CPHA,
     VIRTIO_SPI_CPOL,
     VIRTIO_SPI_CS_HIGH,
     VIRTIO_SPI_MODE_LSB_FIRST,
+    Input,
+    ModelError,
+    SPIModel,
     word_bytes,
 )
 

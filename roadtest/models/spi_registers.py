@@ -44,13 +44,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from roadtest.models.base import ModelError, SMBusModel, SPIModel
-from roadtest.trace.spi import (
+from roadtest.models.base import (
     VIRTIO_SPI_CPHA,
     VIRTIO_SPI_CPOL,
     VIRTIO_SPI_CS_HIGH,
     VIRTIO_SPI_MODE_LOOP,
     VIRTIO_SPI_MODE_LSB_FIRST,
+    ModelError,
+    SMBusModel,
+    SPIModel,
 )
 
 

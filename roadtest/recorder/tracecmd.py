@@ -411,7 +411,7 @@ def _read_dat(path: Path, addr: int) -> Capture:
 # The command
 
 
-def _register_source(model: str) -> tuple[int, Literal["little", "big"]]:
+def register_source(model: str) -> tuple[int, Literal["little", "big"]]:
     """The register width and byte order of `model` ("module:Class"), an SMBus model or not."""
     from roadtest.models.base import I2CModel, SMBusModel
 
@@ -470,7 +470,7 @@ def import_trace_cmd(
         raise TraceCmdError(f"--addr {addr:#x}: not an I2C address (0..0x3ff)")
     if regbytes is not None and not 0 <= regbytes <= 8:
         raise TraceCmdError(f"--regbytes {regbytes}: not 0..8")
-    model_regbytes, model_order = _register_source(model) if model else (0, "little")
+    model_regbytes, model_order = register_source(model) if model else (0, "little")
     capture = read_capture(source, addr)
     chosen, events = capture.transfers(adapter)
     extra: dict[str, Any] = {"source": "trace-cmd", "adapter": chosen}

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 from typing import Final
 
+# The transfer head's `mode` bits and the words' width in memory: the model API's too
+# (SPIModel.transfer takes them), so they are defined there, and named here as well.
+from roadtest.models.base import VIRTIO_SPI_CPHA as VIRTIO_SPI_CPHA
+from roadtest.models.base import VIRTIO_SPI_CPOL as VIRTIO_SPI_CPOL
+from roadtest.models.base import VIRTIO_SPI_CS_HIGH as VIRTIO_SPI_CS_HIGH
+from roadtest.models.base import VIRTIO_SPI_MODE_LOOP as VIRTIO_SPI_MODE_LOOP
+from roadtest.models.base import VIRTIO_SPI_MODE_LSB_FIRST as VIRTIO_SPI_MODE_LSB_FIRST
+from roadtest.models.base import word_bytes as word_bytes
+
 # struct virtio_spi_transfer_result's `result`.
 VIRTIO_SPI_TRANS_OK: Final = 0
 VIRTIO_SPI_PARAM_ERR: Final = 1
 VIRTIO_SPI_TRANS_ERR: Final = 2
 
-# The transfer head's `mode`.
-VIRTIO_SPI_CPHA: Final = 1 << 0
-VIRTIO_SPI_CPOL: Final = 1 << 1
-VIRTIO_SPI_CS_HIGH: Final = 1 << 2
-VIRTIO_SPI_MODE_LSB_FIRST: Final = 1 << 3
-VIRTIO_SPI_MODE_LOOP: Final = 1 << 4
 MODE_BITS: Final = 0x1F  # the bits the spec defines; a head with others is refused
 MODE_NAMES: Final = (
     (VIRTIO_SPI_CS_HIGH, "CS_HIGH"),
@@ -39,11 +42,6 @@ MAX_CS: Final = 0xFF
 # on one bin value (roadtest.trace.format.MAX_EVENT_BYTES). virtio-spi itself bounds a
 # transfer by the descriptors' le32 lengths only.
 SPI_XFER_MAX_LEN: Final = 1 << 20
-
-
-def word_bytes(bits_per_word: int) -> int:
-    """How many bytes of a buffer hold one word (Linux's spi_transfer convention)."""
-    return 1 if bits_per_word <= 8 else 2 if bits_per_word <= 16 else 4
 
 
 def spi_mode(mode: int) -> str:

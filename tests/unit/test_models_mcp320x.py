@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from roadtest.models.base import ModelError
+from roadtest.models.base import (
+    VIRTIO_SPI_CPHA,
+    VIRTIO_SPI_CPOL,
+    VIRTIO_SPI_MODE_LSB_FIRST,
+    ModelError,
+)
 from roadtest.models.mcp320x import (
     MCP3001,
     MCP3002,
@@ -19,7 +24,6 @@ from roadtest.models.mcp320x import (
     MCP320x,
     Part,
 )
-from roadtest.trace.spi import VIRTIO_SPI_CPHA, VIRTIO_SPI_CPOL, VIRTIO_SPI_MODE_LSB_FIRST
 
 
 def exchange(model: MCP320x, *transfers: bytes | int, mode: int = 0, bpw: int = 8) -> bytes:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from roadtest.checkout import repo_root
+from roadtest.recorder.sigrok import SigrokError, import_sigrok, read_capture
 from roadtest.trace.format import load_trace
-from roadtest.trace.sigrok import SigrokError, import_sigrok, read_capture
 
 DATA = Path(__file__).parent / "data" / "sigrok"
 TEST = "tests/drivers/hwmon/test_tmp102.py::test_temperature[25]"

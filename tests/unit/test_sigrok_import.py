@@ -19,8 +19,8 @@ import pytest
 from helpers import Roadtest, cli_runner
 from i2c_wire import Wire, fast_mode, standard_mode
 
+from roadtest.recorder.sigrok import SigrokError, read_capture
 from roadtest.trace.format import load_trace
-from roadtest.trace.sigrok import SigrokError, read_capture
 
 TEST = "tests/drivers/hwmon/test_tmp102.py::test_limits"
 I2C_FAIL_NEXT, I2C_M_RD = 1 << 0, 1 << 1  # virtio-i2c's message flags

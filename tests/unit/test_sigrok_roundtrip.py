@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from roadtest.checkout import repo_root
+from roadtest.recorder.sigrok import import_sigrok
 from roadtest.trace.format import load_trace
-from roadtest.trace.sigrok import import_sigrok
 from roadtest.trace.waves import export_vcd
 
 TRACES = sorted((repo_root() / "traces").rglob("*.rtrace"))

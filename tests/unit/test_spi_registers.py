@@ -12,16 +12,19 @@ import datetime
 
 import pytest
 
-from roadtest.models.base import I2CModel, ModelError, SimpleSMBusModel, SPIModel
-from roadtest.models.bmp280 import BMP280, Calibration
-from roadtest.models.pcf2123 import PCF2123, offset_ppm
-from roadtest.models.spi_registers import SPIFraming, SPIRegisters
-from roadtest.trace.spi import (
+from roadtest.models.base import (
     VIRTIO_SPI_CPHA,
     VIRTIO_SPI_CPOL,
     VIRTIO_SPI_CS_HIGH,
     VIRTIO_SPI_MODE_LSB_FIRST,
+    I2CModel,
+    ModelError,
+    SimpleSMBusModel,
+    SPIModel,
 )
+from roadtest.models.bmp280 import BMP280, Calibration
+from roadtest.models.pcf2123 import PCF2123, offset_ppm
+from roadtest.models.spi_registers import SPIFraming, SPIRegisters
 
 PCF2123_LIKE = SPIFraming(
     address_mask=0x0F, fixed_mask=0x70, fixed_bits=0x10, cs_high=True, modes=frozenset({0})

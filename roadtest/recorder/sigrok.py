@@ -622,7 +622,7 @@ def import_sigrok(
     byteorder: Literal["little", "big"] | None = None,
 ) -> ImportResult:
     """Write the transfers of one device in a capture as the golden trace at `out`."""
-    from roadtest.recorder.tracecmd import TraceCmdError, _register_source
+    from roadtest.recorder.tracecmd import TraceCmdError, register_source
 
     if addr is not None and not 0 <= addr <= 0x3FF:
         raise SigrokError(f"--addr {addr:#x}: not an I2C address (0..0x3ff)")
@@ -631,7 +631,7 @@ def import_sigrok(
     if spike_ns < 0:
         raise SigrokError(f"--spike-filter {spike_ns}: not a time in ns")
     try:
-        model_regbytes, model_order = _register_source(model) if model else (0, "little")
+        model_regbytes, model_order = register_source(model) if model else (0, "little")
     except TraceCmdError as err:
         raise SigrokError(str(err)) from None
     scl, sda = _channels(channels)
