@@ -14,8 +14,9 @@ behind: kmemleak is asked after each unbind (it costs a second or two per exampl
 
 from __future__ import annotations
 
+import contextlib
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pytest
@@ -31,7 +32,13 @@ from roadtest.fuzz.lying_device import (
 from roadtest.guest.protocol import ProtocolError
 from roadtest.models.base import ChipModel, I2CModel, SPIModel
 from roadtest.models.regmap import RegisterMap
-from roadtest.testing.devices import I2CDevice, SPIDevice, declared_devices
+from roadtest.testing.devices import (
+    I2CDevice,
+    PlatformDevice,
+    SPIDevice,
+    declared_devices,
+    suppliers,
+)
 from roadtest.testing.hooks import DeviceHooks, WrappingHooks
 from roadtest.testing.kmemleak import KMEMLEAK
 from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
@@ -122,12 +129,18 @@ def check_leaks(guest: RoadtestSession, device: str) -> None:
         )
 
 
-def hostile_test(device: I2CDevice[I2CModel] | SPIDevice[SPIModel]) -> Callable[..., None]:
-    """The Hypothesis test of `device` behind a hostile device."""
+def hostile_test(
+    device: I2CDevice[I2CModel] | SPIDevice[SPIModel], needs: Sequence[PlatformDevice] = ()
+) -> Callable[..., None]:
+    """The Hypothesis test of `device` behind a hostile device, with the platform devices it
+    `needs` (its suppliers: a vref regulator) bound around each example, as its tests do."""
 
     def test(guest: RoadtestSession, plan: HostilePlan) -> None:
-        with guest.hooks_wrapped(lambda inner: HostileHooks(inner, plan)):
-            _example(guest, device)
+        with contextlib.ExitStack() as stack:
+            for supplier in needs:
+                stack.enter_context(guest.bound(supplier))
+            with guest.hooks_wrapped(lambda inner: HostileHooks(inner, plan)):
+                _example(guest, device)
         check_leaks(guest, device.compatible)
 
     test.__name__ = test.__qualname__ = f"hostile_{device.origin.rpartition('.')[2]}"
@@ -180,10 +193,12 @@ class HostileModule(pytest.Module):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         module = self.obj
         assert isinstance(module, types.ModuleType)
-        for device in declared_devices(module):
+        declared = declared_devices(module)
+        for device in declared:
             if isinstance(device, (I2CDevice, SPIDevice)):
                 name = f"hostile[{device.origin.rpartition('.')[2]}]"
-                yield pytest.Function.from_parent(self, name=name, callobj=hostile_test(device))
+                test = hostile_test(device, suppliers(device, declared))
+                yield pytest.Function.from_parent(self, name=name, callobj=test)
 
 
 class HostileCollection:

@@ -107,6 +107,8 @@ class SPIDevice(ModelDevice[M_co]):
 
 # The first node of a fragment: an optional label, then the node name.
 _NODE_NAME = re.compile(r"^\s*(?:[A-Za-z_][\w]*\s*:\s*)?([A-Za-z0-9,._+-]+)\s*\{", re.MULTILINE)
+# The label of a fragment's first node ("vref: regulator-vref {").
+_NODE_LABEL = re.compile(r"^\s*([A-Za-z_]\w*)\s*:\s*[A-Za-z0-9,._+-]+\s*\{")
 
 
 @dataclass(eq=False)
@@ -177,6 +179,20 @@ def node_name(device: Device) -> str:
     if match is None:
         raise PlacementError(f"{device.origin}: devicetree fragment has no node")
     return match.group(1)
+
+
+def suppliers(device: Device, declared: Iterable[Device]) -> list[PlatformDevice]:
+    """The platform devices of `declared` whose node `device`'s node refers to by label
+    (`vref-supply = <&vref>`): a regulator, a clock, what its probe needs bound first, or it
+    defers. In declaration order."""
+    found: list[PlatformDevice] = []
+    for other in declared:
+        if other is device or not isinstance(other, PlatformDevice):
+            continue
+        label = _NODE_LABEL.match(other.dts)
+        if label is not None and re.search(rf"&{label.group(1)}\b", device.dts):
+            found.append(other)
+    return found
 
 
 def _module(device: Device) -> str:

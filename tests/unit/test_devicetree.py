@@ -12,7 +12,14 @@ import pytest
 from roadtest.backend.server import Backend
 from roadtest.machine.uml import UML
 from roadtest.models.base import SimpleSMBusModel
-from roadtest.testing.devices import I2CDevice, Layout, PlacementError, PlatformDevice
+from roadtest.testing.devices import (
+    Device,
+    I2CDevice,
+    Layout,
+    PlacementError,
+    PlatformDevice,
+    suppliers,
+)
 from roadtest.testing.devicetree import DevicetreeError, build, fill
 from roadtest.testing.session import virtio_nodes
 
@@ -214,3 +221,20 @@ def test_two_platform_nodes_with_one_name_are_one_clear_error() -> None:
     b = PlatformDevice("acme,consumer", CONSUMER_NODE, origin="b")
     with pytest.raises(PlacementError, match="platform node name 'acme-consumer' asked for by b"):
         Layout([a, b])
+
+
+def test_a_device_needs_the_platform_devices_its_node_refers_to_by_label() -> None:
+    vref = PlatformDevice("regulator-fixed", "  vref: regulator-vref {\n};", origin="m.VREF")
+    vdd = PlatformDevice("regulator-fixed", "vdd:regulator-vdd{\n};", origin="m.VDD")
+    unlabelled = PlatformDevice("regulator-fixed", "regulator-x {\n};", origin="m.X")
+    vrefs = PlatformDevice("regulator-fixed", "vrefs: regulator-vrefs {\n};", origin="m.S")
+    adc = I2CDevice(
+        "acme,adc",
+        model=lambda: SimpleSMBusModel({}),
+        dts="adc@$addr$ {\n vdd-supply = <&vdd>;\n vref-supply = <&vref>;\n};",
+        origin="m.ADC",
+    )
+    declared: list[Device] = [adc, vref, vdd, unlabelled, vrefs]
+    # In declaration order; `&vref` is not a reference to `vrefs`.
+    assert suppliers(adc, declared) == [vref, vdd]
+    assert suppliers(vref, declared) == []
