@@ -161,6 +161,8 @@ class TracePlayer:
         self.done = 0  # transfers of the trace behind us: matched, or skipped repeats
         self.tolerated = 0  # repeated reads made once more or once less than recorded
         self._last: dict[str, Any] | None = None  # the last transfer matched
+        self._before_last: dict[str, Any] | None = None  # the one matched before it
+        self._extra = 0  # transfers made of an unrecorded repeat of the last read exchange
         self.failure: ReplayFailure | None = None  # the report, once the replay failed
         self.summary = ""  # its one line for `roadtest replay`'s summary
         self.unbinding = False  # the test asked for the unbind: the driver's remove() runs
@@ -262,6 +264,8 @@ class TracePlayer:
         if self.failure is not None:
             raise AfterFailure(f"replay of {self.shown_path} had failed before this transfer")
         self._raise_pending()
+        if self._extra:
+            return self._repeat_goes_on(actual)
         expected = self.events.get(self.pos)
         if expected is not None and _matches(expected, actual):
             self._advance(expected)
@@ -277,47 +281,91 @@ class TracePlayer:
         raise self._diverge(self.decoder.describe_expected_actual(expected, event))
 
     def _advance(self, matched: dict[str, Any]) -> None:
-        self._last = matched
+        self._before_last, self._last = self._last, matched
         self.pos += 1
         self.consumed += 1
         self.done += 1
         self._raise_pending()
 
+    def _last_read(self) -> tuple[dict[str, Any], ...]:
+        """The read exchange that `tolerate_repeats` lets the driver make once more or once
+        less than recorded: the last transfer matched, if it is a register read
+        (`_pure_read`); with the transfer before it when that wrote only a command or a
+        register address (at most 2 bytes) and the read reads only (a chip of commands reads
+        its result in a transfer of its own, after the conversion time). Empty otherwise."""
+        last, before = self._last, self._before_last
+        if last is None or not _pure_read(last):
+            return ()
+        if before is not None and _reads_only(last) and _command_write(before):
+            return (before, last)
+        return (last,)
+
     def _repeated_read(
         self, actual: dict[str, Any], expected: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         """The one tolerance, when asked for (`tolerate_repeats`: the guest's clock is not
-        simulated): a register read identical to the previous transfer may be made once
-        more or once less than recorded. The kernel reads on its own from workqueues (the
-        RTC core after setting the time, for one), racing the test's own reads of the same
-        registers; which run wins is then not the driver's doing. Under simulated time it
-        is: the run repeats event for event. On SPI a read is a message of transfers that
-        only read, or write at most one byte (a command or register address) and do not
-        read, at least one reading (`_pure_read`)."""
-        last = self._last
-        if not self.tolerate_repeats or last is None or not _pure_read(last):
+        simulated): the last read exchange (`_last_read`) may be made once more or once
+        less than recorded. The kernel reads on its own from workqueues (the RTC core
+        after setting the time, for one), racing the test's own reads of the same
+        registers, and a driver that caches a measurement for a while measures again when
+        more real time went by (sht3x); which run wins is then not the driver's doing.
+        Under simulated time it is: the run repeats event for event. On SPI a read is a
+        message of transfers that only read, or write at most one byte (a command or
+        register address) and do not read, at least one reading (`_pure_read`)."""
+        exchange = self._last_read() if self.tolerate_repeats else ()
+        if not exchange:
             return None
-        if _matches(last, actual):  # made once more than recorded
-            self.tolerated += 1
-            return last
-        if expected is None or not _same(expected, last):
+        if _matches(exchange[0], actual):  # made once more than recorded
+            if len(exchange) == 1:
+                self.tolerated += 1
+            else:
+                self._extra = 1
+            return exchange[0]
+        if expected is None or not _same(expected, exchange[0]):
             return None
         # Recorded repeats the driver did not make: skip them, if what follows matches.
-        pos = self.pos
-        skipped = 0
-        while (event := self.events.get(pos)) is not None and (
-            event["kind"] not in TRANSFER_KINDS or _same(event, last)
-        ):
-            skipped += event["kind"] in TRANSFER_KINDS
+        pos, copies = self._after_copies(self.pos, exchange)
+        while (event := self.events.get(pos)) is not None and event["kind"] not in TRANSFER_KINDS:
             pos += 1
-        if event is not None and _matches(event, actual):
-            self.tolerated += skipped
-            self.done += skipped
+        if copies and event is not None and _matches(event, actual):
+            self.tolerated += copies
+            self.done += copies * len(exchange)
             self._raise_pending(until=pos)
             self.pos = pos
             self._advance(event)
             return event
         return None
+
+    def _repeat_goes_on(self, actual: dict[str, Any]) -> dict[str, Any]:
+        """The next transfer of an unrecorded repeat of the last read exchange: the same
+        as the exchange's, or the replay diverges."""
+        exchange = self._last_read()
+        want = exchange[self._extra]
+        if not _matches(want, actual):
+            event = {"seq": -1, "t": 0, **actual}
+            raise self._diverge(
+                "in a repeat of the last read: "
+                + self.decoder.describe_expected_actual(want, event)
+            )
+        self._extra = (self._extra + 1) % len(exchange)
+        self.tolerated += self._extra == 0
+        return want
+
+    def _after_copies(self, pos: int, exchange: tuple[dict[str, Any], ...]) -> tuple[int, int]:
+        """From `pos`, past the whole copies of `exchange` in the trace (events that are no
+        transfer may come between): the position after the last copy, and their number."""
+        copies = 0
+        while True:
+            at = pos
+            for want in exchange:
+                while (event := self.events.get(at)) is not None and (
+                    event["kind"] not in TRANSFER_KINDS
+                ):
+                    at += 1
+                if event is None or not _same(event, want):
+                    return pos, copies
+                at += 1
+            pos, copies = at, copies + 1
 
     def _damaged(self) -> ReplayFailure:
         """The trace cannot be read on (from where the player is): fail it."""
@@ -361,20 +409,26 @@ class TracePlayer:
             # The transfers not played: all of the trace's from `pos` on.
             left = 0
             nxt: dict[str, Any] | None = None
-            repeats_only = self._last is not None and _pure_read(self._last)
+            exchange = self._last_read() if self.tolerate_repeats and not self._extra else ()
+            repeats_only = bool(exchange)
             while (event := self.events.get(self.pos)) is not None:
                 if event["kind"] in TRANSFER_KINDS:
+                    repeats_only = repeats_only and _same(event, exchange[left % len(exchange)])
                     left += 1
                     nxt = event if nxt is None else nxt
-                    repeats_only = repeats_only and _same(event, self._last)  # type: ignore[arg-type]
                 self.pos += 1
                 self.events.forget_before(self.pos)
             if self.events.error is not None:
                 return self._damaged()
-            if left and repeats_only and self.tolerate_repeats:
-                self.tolerated += left
+            if left and repeats_only and left % len(exchange) == 0:
+                self.tolerated += left // len(exchange)
                 left = 0
-            if left:
+            if self._extra:
+                self.summary = (
+                    "the driver stopped in the middle of a repeat of its last read, after "
+                    f"{self._extra} of its {len(self._last_read())} transfers"
+                )
+            elif left:
                 assert nxt is not None
                 self.summary = (
                     f"the driver stopped after transfer {self.done} of "
@@ -502,6 +556,24 @@ def _pure_read(event: dict[str, Any]) -> bool:
         bool(reads)
         and all(m["status"] == 0 for m in msgs)
         and all(m["flags"] & VIRTIO_I2C_FLAGS_M_RD or m["len"] <= 1 for m in msgs)
+    )
+
+
+def _reads_only(event: dict[str, Any]) -> bool:
+    """An I2C transfer of reads alone (no register-pointer write of its own)."""
+    return event["kind"] == "i2c" and all(m["flags"] & VIRTIO_I2C_FLAGS_M_RD for m in event["msgs"])
+
+
+def _command_write(event: dict[str, Any]) -> bool:
+    """A successful I2C transfer that only writes, at most 2 bytes in all: a command (a
+    chip of 16-bit commands) or a register address, for the read after it."""
+    if event["kind"] != "i2c":
+        return False
+    msgs = event["msgs"]
+    return (
+        bool(msgs)
+        and all(m["status"] == 0 and not m["flags"] & VIRTIO_I2C_FLAGS_M_RD for m in msgs)
+        and sum(m["len"] for m in msgs) <= 2
     )
 
 

@@ -9,6 +9,7 @@ wrong thing, named by its `bug` parameter.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -115,4 +116,6 @@ def test_the_driver_suite_passes_on_the_sanitizer_kernel(tmp_path: Path) -> None
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-5000:]
-    assert " passed" in proc.stdout and "failed" not in proc.stdout, proc.stdout[-5000:]
+    # pytest's summary: "296 passed, 16 xfailed in 23.01s" (an expected failure is no failure).
+    assert re.search(r"\b\d+ passed\b", proc.stdout), proc.stdout[-5000:]
+    assert not re.search(r"\b\d+ (failed|errors?)\b", proc.stdout), proc.stdout[-5000:]

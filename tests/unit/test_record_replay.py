@@ -335,3 +335,113 @@ def test_an_old_trace_of_a_failed_transfer_still_replays(tmp_path: Path, line: G
     assert serve(bus, DEV.address, b"\x10\x01", 1) == ([(1, b"\x10\x01"), (1, b"")], [])
     assert transfer(bus, bytes([REG_VOUT1, 0x50])) == []
     assert hooks.detached(DEV) == []
+
+
+# A chip of 16-bit commands (as the SHT3x): the command in a write of its own, the result
+# read in the next transfer, after the conversion time.
+MEASURE, RESULT = b"\x24\x00", b"\x66\x66\x93\x80\x00\xa2"
+
+
+class Silent(I2CModel):
+    """A shadow model that takes any transfer: the trace alone answers."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def read(self, length: int) -> bytes:
+        return bytes(length)
+
+
+def command_trace(tmp_path: Path, measurements: int, then: bytes | None = None) -> Path:
+    """A golden trace of `measurements` command reads, then a write of `then`."""
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864")
+    header.extra["device"] = DEV.origin
+    command = [{"flags": 0, "len": 2, "data": MEASURE, "status": 0}]
+    result = [{"flags": 2, "len": 6, "data": RESULT, "status": 0}]
+    events: list[dict[str, Any]] = []
+    for _ in range(measurements):
+        events.append({"kind": "i2c", "msgs": command})
+        events.append({"kind": "marker", "what": "inject", "value": 1})
+        events.append({"kind": "i2c", "msgs": result})
+    if then is not None:
+        events.append({"kind": "i2c", "msgs": [{"flags": 0, "len": len(then), "data": then}]})
+        events[-1]["msgs"][0]["status"] = 0
+    (tmp_path / "tps62864").mkdir(exist_ok=True)
+    write_trace_atomic(tmp_path / "tps62864" / "test_a-p.rtrace", header, events)
+    return tmp_path
+
+
+def measure(bus: I2CBus, times: int) -> None:
+    for _ in range(times):
+        assert transfer(bus, MEASURE) == []
+        assert transfer(bus, 6) == [RESULT]
+
+
+@pytest.mark.parametrize(("recorded", "made"), [(1, 2), (1, 3), (2, 1), (3, 1), (2, 2)])
+@pytest.mark.parametrize("then", [b"\x30\x41", None])
+def test_a_command_read_made_more_or_less_often_than_recorded_is_tolerated(
+    tmp_path: Path, line: GpioLine, recorded: int, made: int, then: bytes | None
+) -> None:
+    # Under a real clock a driver that caches a measurement for a while measures again
+    # when more time went by: the command and the read of its result, once more.
+    hooks = ReplayHooks(command_trace(tmp_path, recorded, then), tolerate_repeats=True)
+    bus = attach(hooks, Silent(), line)
+    measure(bus, made)
+    if then is not None:
+        assert transfer(bus, then) == []
+    assert hooks.detached(DEV) == []
+    assert hooks.outcomes[0].tolerated == abs(recorded - made)
+
+
+def test_without_the_tolerance_a_second_command_read_diverges(
+    tmp_path: Path, line: GpioLine
+) -> None:
+    hooks = ReplayHooks(command_trace(tmp_path, 1), tolerate_repeats=False)
+    bus = attach(hooks, Silent(), line)
+    measure(bus, 1)
+    with pytest.raises(ModelError, match="no more transfers"):
+        transfer(bus, MEASURE)
+
+
+def test_a_repeat_of_a_command_read_that_reads_otherwise_diverges(
+    tmp_path: Path, line: GpioLine
+) -> None:
+    hooks = ReplayHooks(command_trace(tmp_path, 1), tolerate_repeats=True)
+    bus = attach(hooks, Silent(), line)
+    measure(bus, 1)
+    assert transfer(bus, MEASURE) == []  # could be a repeat
+    with pytest.raises(ModelError, match="in a repeat of the last read"):
+        transfer(bus, 3)
+
+
+def test_a_repeat_cut_off_after_its_command_fails_the_replay(
+    tmp_path: Path, line: GpioLine
+) -> None:
+    hooks = ReplayHooks(command_trace(tmp_path, 1), tolerate_repeats=True)
+    bus = attach(hooks, Silent(), line)
+    measure(bus, 1)
+    transfer(bus, MEASURE)
+    (failure,) = hooks.detached(DEV)
+    assert "in the middle of a repeat of its last read" in str(failure)
+
+
+def test_a_longer_write_before_a_read_is_no_command_read(tmp_path: Path, line: GpioLine) -> None:
+    # Three bytes written is a register write, not a command or an address: repeating it
+    # is the driver's doing, and diverges even with the tolerance.
+    header = Header(kernel="k", test=TEST, address=0x48, compatible="ti,tps62864")
+    header.extra["device"] = DEV.origin
+    write = [{"flags": 0, "len": 3, "data": b"\x01\x02\x03", "status": 0}]
+    read = [{"flags": 2, "len": 1, "data": b"\x07", "status": 0}]
+    (tmp_path / "tps62864").mkdir()
+    write_trace_atomic(
+        tmp_path / "tps62864" / "test_a-p.rtrace",
+        header,
+        [{"kind": "i2c", "msgs": write}, {"kind": "i2c", "msgs": read}],
+    )
+    hooks = ReplayHooks(tmp_path, tolerate_repeats=True)
+    bus = attach(hooks, Silent(), line)
+    transfer(bus, b"\x01\x02\x03")
+    assert transfer(bus, 1) == [b"\x07"]
+    assert transfer(bus, 1) == [b"\x07"]  # the read alone, once more: tolerated
+    with pytest.raises(ModelError, match="no more transfers"):
+        transfer(bus, b"\x01\x02\x03")
