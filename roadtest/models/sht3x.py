@@ -14,7 +14,8 @@ power-up values, and that a read with no measurement ready is NACKed.
 Simplified: no ALERT pin; the tracking alerts are computed when a periodic measurement
 is fetched or the status read, against the measurement then; ART measures at 4 Hz;
 section 4.7 only recommends a Break before other commands in periodic mode, so the
-model takes them.
+model takes them. The measurement durations hold under simulated time only: on any other
+clock a measurement is ready at once, and periodic mode has a new one at every fetch.
 """
 
 from __future__ import annotations
@@ -160,8 +161,12 @@ class SHT3x(CommandI2CModel):
         return words(temperature_ticks(self.temperature), humidity_ticks(self.humidity))
 
     def _periodic_count(self) -> int:
-        """Periodic measurements completed so far."""
+        """Periodic measurements completed so far. Without simulated time (basic
+        time-travel, a real clock) the guest's time is not the model's: the chip is
+        infinitely fast, and a new measurement is ready at every fetch."""
         assert self.period_ns is not None
+        if not self.clock.simulated:
+            return self.fetched + 1
         elapsed = self.clock.now() - self.periodic_start - self.periodic_duration_ns
         return 0 if elapsed < 0 else elapsed // self.period_ns + 1
 
@@ -190,7 +195,9 @@ class SHT3x(CommandI2CModel):
             self.status &= ~COMMAND_FAILED
         now = self.clock.now()
         if opcode in SINGLE_SHOT:
-            self.single_ready_at = now + SINGLE_SHOT[opcode] * NS_PER_MS
+            # Without simulated time, done at once (docs/models.md, time).
+            duration = SINGLE_SHOT[opcode] * NS_PER_MS if self.clock.simulated else 0
+            self.single_ready_at = now + duration
         elif opcode in SINGLE_SHOT_STRETCH:
             self.single_ready_at = now  # the chip stretches the clock until it is done
         elif opcode in PERIODIC or opcode == ART:
