@@ -344,6 +344,53 @@ def _reports(lines: Iterable[str]) -> list[_Report]:
     return done
 
 
+# A module's text symbol in /proc/kallsyms: "ffffffffc0a01000 t foo_probe\t[rtc_foo]".
+_KALLSYMS_TEXT = re.compile(r"^(?P<addr>[0-9a-f]+) [tT] (?P<name>\S+)\s+\[(?P<module>[\w-]+)\]$")
+# A backtrace frame that %pS could not name: the address alone (its module was removed).
+_BARE_FRAME = re.compile(r"^(?P<indent>\s*)0x(?P<addr>[0-9a-f]+)$")
+_MAX_FUNCTION = 0x10000  # past a module's last symbol, an address this far off is not its
+
+
+@dataclass(frozen=True)
+class ModuleSymbols:
+    """The text symbols of modules about to be removed, read from /proc/kallsyms while they
+    are loaded: a report read after their removal names their frames by address alone."""
+
+    symbols: tuple[tuple[int, str, str], ...]  # (address, function, module), by address
+
+    @classmethod
+    def parse(cls, kallsyms: str, modules: Collection[str]) -> ModuleSymbols:
+        wanted = {m.replace("-", "_") for m in modules}  # as the kernel names them
+        found = []
+        for line in kallsyms.splitlines():
+            match = _KALLSYMS_TEXT.match(line.strip())
+            if match is not None and match.group("module") in wanted:
+                found.append((int(match.group("addr"), 16), match.group("name"), match["module"]))
+        return cls(tuple(sorted(found)))
+
+    def name(self, addr: int) -> str | None:
+        """`addr` as %pS would print it while its module was loaded ("foo+0x1a/0x0 [mod]":
+        the function's size is not in kallsyms), or None if no module here holds it."""
+        below = [entry for entry in self.symbols if entry[0] <= addr]
+        if not below:
+            return None
+        start, function, module = below[-1]
+        after = [entry[0] for entry in self.symbols if entry[0] > start and entry[2] == module]
+        end = after[0] if after else start + _MAX_FUNCTION
+        if addr >= end:
+            return None
+        return f"{function}+0x{addr - start:x}/0x{end - start:x} [{module}]"
+
+    def symbolise(self, report: str) -> str:
+        """`report` with each bare-address frame of these modules named."""
+        lines = []
+        for line in report.splitlines():
+            match = _BARE_FRAME.match(line)
+            named = self.name(int(match.group("addr"), 16)) if match is not None else None
+            lines.append(line if named is None or match is None else match["indent"] + named)
+        return "\n".join(lines)
+
+
 def leak_findings(reports: Sequence[str], modules: Collection[str]) -> list[Finding]:
     """kmemleak's reports (roadtest.testing.kmemleak.reports()) as LEAK findings, signed
     by the allocation's frames in the driver's module, or else the first frames past the

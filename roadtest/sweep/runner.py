@@ -443,12 +443,18 @@ class Sweeper:
             # The driver's objects are unreferenced once its devices are unbound; those
             # its module's own data still pointed to, once it is removed: a second scan.
             leaks = kmemleak.scan(guest.agent, session.sleep)
-            if guest.agent.exists(f"/sys/module/{module}"):
-                try:
-                    guest.agent.remove_module(module)
-                except OSError as err:
-                    log.info("%s stays loaded: %s", module, err)
-            leaks += kmemleak.scan(guest.agent, session.sleep)
+            # Its core module goes too (lis3lv02d beside lis3lv02d_i2c): an object only
+            # the core's data still points to (lis3_dev.pdata) is unreferenced only then,
+            # and the report then gives the removed modules' frames as bare addresses.
+            kallsyms = guest.agent.read_file("/proc/kallsyms").decode(errors="replace")
+            symbols = oracles.ModuleSymbols.parse(kallsyms, modules)
+            for name in self.own_load_order(module)[::-1]:
+                if guest.agent.exists(f"/sys/module/{name}"):
+                    try:
+                        guest.agent.remove_module(name)
+                    except OSError as err:  # EWOULDBLOCK: another driver still uses it
+                        log.info("%s stays loaded: %s", name, err)
+            leaks += [symbols.symbolise(r) for r in kmemleak.scan(guest.agent, session.sleep)]
             lines = self._lines(mark)
         except (ProtocolError, GuestError, TimeoutError) as err:
             return self._died(err, mark, modules)
@@ -464,8 +470,12 @@ class Sweeper:
         """The driver's module and the modules it needs from its own directory (a chip's
         core module beside its bus glue: adxl313_core for adxl313_i2c): the frames a
         report's signature takes as the driver's."""
+        return set(self.own_load_order(module))
+
+    def own_load_order(self, module: str) -> list[str]:
+        """`own_modules`, dependencies first."""
         mod = self.modules.by_name[module]
-        return {m.name for m in self.modules.load_order(mod) if m.path.parent == mod.path.parent}
+        return [m.name for m in self.modules.load_order(mod) if m.path.parent == mod.path.parent]
 
     def _died(self, err: Exception, mark: int, modules: set[str]) -> list[Finding]:
         """The guest stopped answering or died: what it printed, and a new guest."""

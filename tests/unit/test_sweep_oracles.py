@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roadtest.sweep.oracles import distinct, findings, guest_died, leak_findings
+from roadtest.sweep.oracles import ModuleSymbols, distinct, findings, guest_died, leak_findings
 from roadtest.sweep.outcome import Kind
 
 MODULE = {"rtc-foo"}  # printed as [rtc_foo]
@@ -651,3 +651,32 @@ def test_a_request_that_outlived_its_limit_is_a_guest_that_stopped_answering() -
         "the guest stopped answering"
     )
     assert _reason(ProtocolError("connection closed by peer")) == "the guest died"
+
+
+KALLSYMS = "\n".join(
+    [
+        "0000000060001000 T _stext",
+        "0000000070a01000 t foo_setup\t[rtc_foo]",
+        "0000000070a01200 t foo_probe\t[rtc_foo]",
+        "0000000070a01500 d foo_data\t[rtc_foo]",
+        "0000000070b00000 t bar_probe\t[rtc_bar]",
+    ]
+)
+
+
+def test_a_removed_modules_bare_frames_are_named_from_kallsyms_read_before() -> None:
+    symbols = ModuleSymbols.parse(KALLSYMS, MODULE)
+    # The kernel's own symbols and other modules' are not kept; data symbols neither.
+    assert [entry[1] for entry in symbols.symbols] == ["foo_setup", "foo_probe"]
+    assert symbols.name(0x70A0129E) == "foo_probe+0x9e/0x10000 [rtc_foo]"
+    assert symbols.name(0x70A01010) == "foo_setup+0x10/0x200 [rtc_foo]"
+    assert symbols.name(0x70B00010) is None  # past foo_probe's reach
+    assert symbols.name(0x60001000) is None
+    report = kmemleak().replace("    foo_probe+0x9e/0x300 [rtc_foo]", "    0x70a0129e")
+    named = symbols.symbolise(report)
+    assert "    foo_probe+0x9e/0x10000 [rtc_foo]" in named.splitlines()
+    (found,) = leak_findings([named], MODULE)
+    assert found.signature == leak_findings([kmemleak()], MODULE)[0].signature
+    # Unnamed, the leak would be signed by the first frame past it.
+    (unnamed,) = leak_findings([report], MODULE)
+    assert unnamed.signature == "leak in i2c_device_probe < really_probe"
