@@ -9,7 +9,8 @@ driver sets a line's trigger with IRQ_TYPE, and unmasks the line by posting
 one eventq buffer {le16 gpio} / {u8 status} for it. The device returns that
 buffer with status VALID when the line fires, which leaves the line masked
 until the driver posts the next buffer; setting the trigger to NONE returns a
-posted buffer with status INVALID. Here:
+posted buffer with status INVALID (one the driver made available before the request
+too, read or not). Here:
 
 - an edge (per the trigger type) that happens while no buffer is posted is
   latched, and fires once when the next buffer arrives; several edges while
@@ -385,12 +386,22 @@ class VirtioGpio(VirtioDevice):
         line.irq_type = irq_type
         line.edge_latched = False
         if irq_type == IrqType.NONE:
+            vq = self._eventq()
+            if vq is not None:
+                # The buffers the driver made available before this request were "received
+                # earlier" (the spec's words), whether or not the eventq was looked at yet
+                # (under sim the rings are read when the guest waits, requestq first): take
+                # them now, or one stays here while the driver thinks it queued, and
+                # gpio-virtio WARNs when the line is enabled again.
+                while (posted := vq.pop()) is not None:
+                    self._post(vq, posted)
             req = line.event
             line.event = None
-            vq = self._eventq()
             if req is not None and vq is not None:
                 # Handed back before the IRQ_TYPE response, as the spec asks.
                 req.write(_INVALID)
-                vq.push(req, 1)
+                vq.push(req, 1, notify=False)
+            if vq is not None:
+                vq.notify()
             return
         self.check_irq(line)

@@ -295,6 +295,18 @@ def test_irq_type_none_returns_the_buffer_invalid(env: Env) -> None:
     assert env.fired() == []
 
 
+def test_irq_type_none_returns_a_buffer_made_available_before_it_unkicked(env: Env) -> None:
+    # Under simulated time the driver does not kick the eventq: the device reads it when
+    # the guest waits, and may read the requestq first. A buffer available before the
+    # IRQ_TYPE NONE request was received earlier, and goes back INVALID before the reply.
+    env.irq_type(9, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW)
+    env.line(9).set(True)  # inactive for LEVEL_LOW: the buffer would be held
+    head = env.eventq.add([spec.VIRTIO_GPIO_IRQ_REQUEST.pack(9)], [1])  # no kick
+    env.irq_type(9, spec.VIRTIO_GPIO_IRQ_TYPE_NONE)
+    assert env.fired() == [(head, INVALID)]
+    assert not env.line(9).armed
+
+
 def test_buffer_posted_with_no_trigger_is_held(env: Env) -> None:
     # gpio-virtio can enable a line whose type is still NONE; returning the buffer
     # INVALID then would make the driver requeue it forever.
