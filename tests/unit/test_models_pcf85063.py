@@ -20,6 +20,7 @@ from roadtest.models.pcf85063 import (
     CTRL2_MI,
     CTRL2_TF,
     OS,
+    PCF85063,
     PCF85063A,
     PCF85063TP,
     REG_CONTROL_1,
@@ -41,12 +42,12 @@ from roadtest.models.pcf85063 import (
 START = datetime.datetime(2021, 1, 1, 1, 1, 10)  # a Friday
 
 
-def read(model: PCF85063A, addr: int, length: int) -> bytes:
+def read(model: PCF85063, addr: int, length: int) -> bytes:
     model.write(bytes([addr]))
     return model.read(length)
 
 
-def irq_line(model: PCF85063A) -> GpioLine:
+def irq_line(model: PCF85063) -> GpioLine:
     line = VirtioGpio(ngpio=1).line(0)
     model.irq = line
     return line
