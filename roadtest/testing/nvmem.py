@@ -68,11 +68,16 @@ class NvmemDevice:
 
 
 def nvmem_devices(device_dir: GuestPath) -> list[NvmemDevice]:
-    """The nvmem devices registered under a device's sysfs directory: its children that
-    have an `nvmem` file, in name order."""
+    """The nvmem devices registered under a device's sysfs directory: its child directories
+    that have an `nvmem` file, in name order (links such as `driver` or `subsystem` lead to
+    directories without one)."""
     found = []
     for child in sorted(device_dir.iterdir(), key=lambda p: p.name):
-        if (child / "nvmem").exists():
+        try:
+            names = child.agent.listdir(str(child))
+        except (NotADirectoryError, FileNotFoundError, PermissionError):
+            continue  # an attribute, not a directory
+        if "nvmem" in names:
             found.append(NvmemDevice(child))
     return found
 

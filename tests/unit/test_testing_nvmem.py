@@ -21,15 +21,18 @@ class FakeAgent:
         self.fds: dict[int, tuple[str, int]] = {}
         self.calls: list[str] = []
 
-    def listdir(self, path: str) -> list[str]:
-        if path == DEVICE:
-            return ["uevent", "rtc", "driver", "chip_nvram0", "name"]
-        if path in (f"{DEVICE}/uevent/nvmem", f"{DEVICE}/name/nvmem"):
-            raise NotADirectoryError(path)
-        raise FileNotFoundError(path)
+    nvmem_files = ["nvmem", "type", "force_ro", "uevent"]
 
-    def exists(self, path: str) -> bool:
-        return path == f"{DEVICE}/chip_nvram0/nvmem"
+    def listdir(self, path: str) -> list[str]:
+        children = {
+            DEVICE: ["uevent", "rtc", "driver", "chip_nvram0", "name"],
+            f"{DEVICE}/rtc": ["rtc1"],
+            f"{DEVICE}/driver": ["bind", "unbind", "uevent", "0-0051"],
+            f"{DEVICE}/chip_nvram0": self.nvmem_files,
+        }
+        if path in children:
+            return children[path]
+        raise NotADirectoryError(path)  # an attribute: listdir(2) says ENOTDIR
 
     def read_file(self, path: str) -> bytes:
         assert path == f"{DEVICE}/chip_nvram0/type"
@@ -95,7 +98,7 @@ def test_write_and_its_errors() -> None:
 
 def test_none_or_several_is_an_error() -> None:
     agent, dev = device()
-    agent.exists = lambda path: False  # type: ignore[method-assign]
+    agent.nvmem_files = ["power"]
     assert nvmem_devices(dev) == []
     with pytest.raises(FileNotFoundError, match="expected one nvmem device"):
         only_nvmem(dev)
