@@ -6,7 +6,9 @@ nvmem device of the RAM byte.
 Not reached: the CLKOUT clock (COF in Control_2). The driver registers it with the common
 clock framework only under CONFIG_COMMON_CLK, which the shared guest kernel leaves out
 (see pcf85063.config); the model's COF table is checked in
-tests/unit/test_models_pcf85063.py.
+tests/unit/test_models_pcf85063.py. NACKed transfers are tested in
+tests/guest/test_pcf85063_bus_errors.py: a script of failed transfers is not a golden
+trace's I/O, and tests/drivers is replayed against its traces.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import errno
 
 import pytest
 
-from roadtest.fuzz.events import Pass, TransferFails
 from roadtest.models.pcf85063 import (
     AEN,
     CTRL1_CAP_SEL,
@@ -45,7 +46,7 @@ from roadtest.models.pcf85063 import (
     REG_YEARS,
     SOFTWARE_RESET,
 )
-from roadtest.testing import BindError, I2CDevice, RoadtestSession, only_nvmem, wait_until
+from roadtest.testing import I2CDevice, RoadtestSession, only_nvmem, wait_until
 from roadtest.testing.rtc import (
     RTC,
     RTC_AF,
@@ -183,22 +184,6 @@ def test_quartz_load(guest: RoadtestSession, device: I2CDevice[PCF85063A], cap_s
         assert model.load_capacitance_pf == (12.5 if cap_sel else 7.0)
         if device is RTC_ODD_LOAD:
             guest.assert_kernel_log(r"Unknown quartz-load-femtofarads value: 9000")
-
-
-def test_probe_fails_when_the_chip_does_not_answer(guest: RoadtestSession) -> None:
-    """The probe's first access (Seconds) NACKed: no RTC."""
-    with guest.device_events([TransferFails(0)]):
-        with pytest.raises(BindError), guest.bound(RTC_NO_IRQ):
-            pass
-
-
-def test_failed_software_reset_is_survived(guest: RoadtestSession) -> None:
-    """The software reset's write NACKed: the driver says so and goes on."""
-    with guest.device_events([Pass(1), TransferFails(0)]):
-        with guest.bound(RTC_NO_IRQ) as dev, RTC(dev.path) as rtc:
-            guest.assert_kernel_log(r"SW reset failed, trying to continue")
-            assert dev.model.software_resets == 0
-            assert rtc.vl_read() == RTC_VL_DATA_INVALID
 
 
 # Time
