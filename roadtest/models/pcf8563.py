@@ -37,6 +37,7 @@ import threading
 from typing import Final
 
 from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.bcd import bcd, from_bcd, weekday
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 
 REG_CONTROL_STATUS_1: Final = 0x00
@@ -139,26 +140,6 @@ _ALARMS: Final = (
 _TIMER_HZ: Final = {0b00: 4096, 0b01: 64, 0b10: 1}
 
 _CENTURY_END: Final = datetime.datetime(2100, 1, 1)
-
-
-def bcd(value: int) -> int:
-    """`value` (0-99) in BCD."""
-    if not 0 <= value <= 99:
-        raise ValueError(f"{value} does not fit two BCD digits")
-    return (value // 10) << 4 | value % 10
-
-
-def from_bcd(value: int) -> int:
-    """A BCD byte's value; a nibble above 9 is a ValueError."""
-    high, low = value >> 4, value & 0xF
-    if high > 9 or low > 9:
-        raise ValueError(f"{value:#04x} is not BCD")
-    return high * 10 + low
-
-
-def weekday(when: datetime.date) -> int:
-    """The weekday number the datasheet's Table 10 (and Linux's tm_wday) use: Sunday is 0."""
-    return when.isoweekday() % 7
 
 
 class PCF8563(InterruptPin, SMBusModel):

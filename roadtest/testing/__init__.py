@@ -2,6 +2,7 @@
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
+from roadtest.testing.nvmem import NvmemDevice, nvmem_devices, only_nvmem
 from roadtest.testing.session import (
     BindError,
     Bound,
@@ -20,10 +21,13 @@ __all__ = [
     "GuestPath",
     "I2CDevice",
     "NotNotified",
+    "NvmemDevice",
     "PlatformDevice",
     "RoadtestSession",
     "SPIDevice",
     "Watch",
+    "nvmem_devices",
+    "only_nvmem",
     "read_float",
     "read_int",
     "read_str",

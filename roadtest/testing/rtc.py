@@ -3,6 +3,10 @@
 Every open, ioctl, poll and read runs in the guest through the agent, the way
 hwclock or rtcwake would make it; this module only packs and unpacks the
 structures (x86_64 layout: 4-byte int, 8-byte long, as the UML guest has).
+
+Besides the character device: the RTC class's parameters (RTC_PARAM_GET and
+RTC_PARAM_SET: the feature bits and the correction) and its sysfs `offset` attribute
+(Documentation/ABI/testing/sysfs-class-rtc: parts per billion).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from roadtest.testing.uapi import IO, IOR, IOW, wait_readable
 # rtc_time at its 4-byte alignment.
 RTC_TIME: Final = struct.Struct("<9i")
 RTC_WKALRM: Final = struct.Struct("<BBxx9i")
+# struct rtc_param: __u64 param, a union of __u64 uvalue / __s64 svalue / __u64 ptr,
+# __u32 index, __u32 __pad.
+RTC_PARAM: Final = struct.Struct("<QQII")
 _UINT: Final = struct.Struct("<I")
 _ULONG: Final = struct.Struct("<Q")
 
@@ -39,6 +46,24 @@ RTC_WKALM_SET: Final = IOW("p", 0x0F, RTC_WKALRM.size)
 RTC_WKALM_RD: Final = IOR("p", 0x10, RTC_WKALRM.size)
 RTC_VL_READ: Final = IOR("p", 0x13, _UINT.size)
 RTC_VL_CLR: Final = IO("p", 0x14)
+# _IOW for both, though RTC_PARAM_GET's argument comes back filled in (drivers/rtc/dev.c).
+RTC_PARAM_GET: Final = IOW("p", 0x13, RTC_PARAM.size)
+RTC_PARAM_SET: Final = IOW("p", 0x14, RTC_PARAM.size)
+
+# RTC_PARAM_GET/SET's `param`.
+RTC_PARAM_FEATURES: Final = 0
+RTC_PARAM_CORRECTION: Final = 1
+RTC_PARAM_BACKUP_SWITCH_MODE: Final = 2
+
+# Bits of RTC_PARAM_FEATURES's value (the RTC core's rtc->features[0]).
+RTC_FEATURE_ALARM: Final = 0
+RTC_FEATURE_ALARM_RES_MINUTE: Final = 1
+RTC_FEATURE_NEED_WEEK_DAY: Final = 2
+RTC_FEATURE_ALARM_RES_2S: Final = 3
+RTC_FEATURE_UPDATE_INTERRUPT: Final = 4
+RTC_FEATURE_CORRECTION: Final = 5
+RTC_FEATURE_BACKUP_SWITCH_MODE: Final = 6
+RTC_FEATURE_ALARM_WAKEUP_ONLY: Final = 7
 
 RTC_VL_DATA_INVALID: Final = 1 << 0  # voltage too low, RTC data is invalid
 RTC_VL_BACKUP_LOW: Final = 1 << 1
@@ -131,6 +156,29 @@ class WakeAlarm:
         return cls(bool(enabled), bool(pending), RtcTime(*fields))
 
 
+@dataclass(frozen=True)
+class RtcParam:
+    """struct rtc_param: which parameter, its value (the union read as a signed or
+    unsigned 64-bit integer: `value` is stored unsigned), and the index."""
+
+    param: int
+    value: int = 0
+    index: int = 0
+
+    def pack(self) -> bytes:
+        return RTC_PARAM.pack(self.param, self.value & (1 << 64) - 1, self.index, 0)
+
+    @classmethod
+    def unpack(cls, data: bytes) -> RtcParam:
+        param, value, index, _ = RTC_PARAM.unpack(data)
+        return cls(param, value, index)
+
+    @property
+    def svalue(self) -> int:
+        """The union's __s64 svalue."""
+        return self.value - (1 << 64) if self.value >= 1 << 63 else self.value
+
+
 class RtcIrqTimeout(TimeoutError):
     """No RTC interrupt became readable in time."""
 
@@ -146,7 +194,8 @@ class RTC:
 
     def __init__(self, device_dir: GuestPath) -> None:
         self.agent: AgentClient = device_dir.agent
-        self.name = (device_dir / "rtc").only("rtc*").name
+        self.sysfs = (device_dir / "rtc").only("rtc*")
+        self.name = self.sysfs.name
         self.node = f"/dev/{self.name}"
         self._fd: int | None = None
 
@@ -204,6 +253,42 @@ class RTC:
     def alarm_irq(self, enabled: bool) -> None:
         """RTC_AIE_ON / RTC_AIE_OFF."""
         self.agent.ioctl(self.fd, RTC_AIE_ON if enabled else RTC_AIE_OFF)
+
+    # Parameters (RTC_PARAM_GET / RTC_PARAM_SET)
+
+    def param_get(self, param: int, index: int = 0) -> RtcParam:
+        """RTC_PARAM_GET: the parameter as the kernel filled it in."""
+        return RtcParam.unpack(self._ioctl(RTC_PARAM_GET, RtcParam(param, 0, index).pack()))
+
+    def param_set(self, param: int, value: int, index: int = 0) -> None:
+        """RTC_PARAM_SET (a negative `value` is sent as the union's svalue)."""
+        self._ioctl(RTC_PARAM_SET, RtcParam(param, value, index).pack())
+
+    def features(self) -> frozenset[int]:
+        """The RTC_FEATURE_* bits the RTC core reports set (RTC_PARAM_FEATURES)."""
+        bits = self.param_get(RTC_PARAM_FEATURES).value
+        return frozenset(bit for bit in range(64) if bits >> bit & 1)
+
+    def correction(self) -> int:
+        """RTC_PARAM_CORRECTION: the clock's offset in parts per billion (signed)."""
+        return self.param_get(RTC_PARAM_CORRECTION).svalue
+
+    def set_correction(self, ppb: int) -> None:
+        self.param_set(RTC_PARAM_CORRECTION, ppb)
+
+    # The sysfs offset attribute (needs no open device node)
+
+    def read_offset(self) -> int:
+        """`offset` in the RTC's sysfs directory: parts per billion, positive for a day
+        that passes more slowly (Documentation/ABI/testing/sysfs-class-rtc)."""
+        return int(self.sysfs_offset.read_text())
+
+    def write_offset(self, ppb: int) -> None:
+        self.sysfs_offset.write_text(str(ppb))
+
+    @property
+    def sysfs_offset(self) -> GuestPath:
+        return self.sysfs / "offset"
 
     # Voltage-low information
 

@@ -8,6 +8,7 @@ import pytest
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.models import ModelError
+from roadtest.models.bcd import bcd, from_bcd
 from roadtest.models.pcf8563 import (
     AE,
     CENTURY,
@@ -30,8 +31,6 @@ from roadtest.models.pcf8563 import (
     REG_YEARS,
     TIMER_TE,
     VL,
-    bcd,
-    from_bcd,
 )
 
 

@@ -93,3 +93,70 @@ def test_node_from_sysfs_and_irq_timeout() -> None:
     polls = [args for op, args in agent.calls if op == "poll"]
     assert polls and all(fds == [(7, select.POLLIN)] for fds, _ in polls)
     assert agent.calls[-1] == ("close", 7)
+
+
+def test_param_ioctl_numbers_and_layout() -> None:
+    # struct rtc_param is 24 bytes (two __u64, two __u32): _IOW('p', 0x13/0x14, ...).
+    assert rtc.RTC_PARAM.size == 24
+    assert rtc.RTC_PARAM_GET == 0x40187013
+    assert rtc.RTC_PARAM_SET == 0x40187014
+    param = rtc.RtcParam(rtc.RTC_PARAM_CORRECTION, -4340, 0)
+    data = param.pack()
+    assert data[:8] == (1).to_bytes(8, "little")
+    assert data[8:16] == (-4340).to_bytes(8, "little", signed=True)  # the union's svalue
+    assert data[16:] == bytes(8)  # index 0, __pad
+    back = rtc.RtcParam.unpack(data)
+    assert back.svalue == -4340 and back.value == (1 << 64) - 4340
+    assert rtc.RtcParam(rtc.RTC_PARAM_FEATURES, 0x21).svalue == 0x21
+
+
+class ParamAgent:
+    """The guest's RTC core answering RTC_PARAM_GET for features and the correction."""
+
+    broken = False
+
+    def __init__(self, features: int, correction: int) -> None:
+        self.answers = {rtc.RTC_PARAM_FEATURES: features, rtc.RTC_PARAM_CORRECTION: correction}
+        self.set: list[tuple[int, int]] = []
+        self.files: dict[str, bytes] = {"/sys/bus/i2c/devices/0-0051/rtc/rtc1/offset": b"-8680\n"}
+
+    def listdir(self, path: str) -> list[str]:
+        return ["rtc1"]
+
+    def open(self, path: str, flags: int) -> int:
+        return 3
+
+    def close(self, fd: int) -> None:
+        pass
+
+    def ioctl(self, fd: int, request: int, arg: bytes) -> tuple[int, bytes]:
+        param = rtc.RtcParam.unpack(arg)
+        if request == rtc.RTC_PARAM_GET:
+            value = self.answers[param.param] & (1 << 64) - 1
+            return 0, rtc.RtcParam(param.param, value, param.index).pack()
+        assert request == rtc.RTC_PARAM_SET
+        self.set.append((param.param, param.svalue))
+        return 0, arg
+
+    def read_file(self, path: str) -> bytes:
+        return self.files[path]
+
+    def write_file(self, path: str, data: bytes) -> None:
+        self.files[path] = data
+
+
+def test_features_correction_and_offset() -> None:
+    agent = ParamAgent(features=1 << rtc.RTC_FEATURE_ALARM | 1 << rtc.RTC_FEATURE_CORRECTION,
+                       correction=-277760)  # fmt: skip
+    dev = GuestPath(cast(AgentClient, agent), "/sys/bus/i2c/devices/0-0051")
+    with rtc.RTC(dev) as clock:
+        assert clock.features() == {rtc.RTC_FEATURE_ALARM, rtc.RTC_FEATURE_CORRECTION}
+        assert clock.correction() == -277760
+        clock.set_correction(4069)
+        assert agent.set == [(rtc.RTC_PARAM_CORRECTION, 4069)]
+    # The sysfs attribute needs no open node.
+    clock = rtc.RTC(dev)
+    assert str(clock.sysfs) == "/sys/bus/i2c/devices/0-0051/rtc/rtc1"
+    assert clock.read_offset() == -8680
+    clock.write_offset(4340)
+    assert agent.files["/sys/bus/i2c/devices/0-0051/rtc/rtc1/offset"] == b"4340"
