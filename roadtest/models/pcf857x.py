@@ -182,9 +182,11 @@ class PCF8574(PCF857x):
     """PCF8574 / PCF8574A: 8 pins P7..P0, one byte per port value."""
 
     ports = 8
+    pins = Input[int](bits=8)
 
 
 class PCF8575(PCF857x):
     """PCF8575: 16 pins P17..P10, P07..P00; a port value is two bytes, P0x first."""
 
     ports = 16
+    pins = Input[int](bits=16)
