@@ -330,7 +330,11 @@ def test_unbind_with_lines_requested(guest: RoadtestSession) -> None:
         outputs.release()
 
 
+# UML's interrupt descriptors are static (no SPARSE_IRQ): there the double free WARNs.
+# x86_64's are freed with the mapping, and free_irq() of a number without a descriptor
+# returns quietly, so the same sequence passes there.
 @pytest.mark.xfail(
+    "config.getoption('--roadtest-machine') in (None, 'um')",
     strict=True,
     reason="gpiolib, not this driver: gpiochip_remove() -> gpiochip_irqchip_remove() "
     "disposes of the nested interrupt's mapping while the cdev's edge detector still "
