@@ -1,6 +1,16 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
+from roadtest.testing.gpio import (
+    EDGE_BOTH,
+    EventId,
+    GpioChip,
+    GpioEventTimeout,
+    LineEvent,
+    LineFlag,
+    LineInfo,
+    LineRequest,
+)
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.nvmem import NvmemDevice, nvmem_devices, only_nvmem
 from roadtest.testing.session import (
@@ -14,12 +24,20 @@ from roadtest.testing.sysfs import read_float, read_int, read_str, write_float, 
 from roadtest.testing.waiting import wait_until
 
 __all__ = [
+    "EDGE_BOTH",
     "BindError",
     "Bound",
     "BoundDevice",
     "BoundPlatformDevice",
+    "EventId",
+    "GpioChip",
+    "GpioEventTimeout",
     "GuestPath",
     "I2CDevice",
+    "LineEvent",
+    "LineFlag",
+    "LineInfo",
+    "LineRequest",
     "NotNotified",
     "NvmemDevice",
     "PlatformDevice",
