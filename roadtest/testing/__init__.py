@@ -2,6 +2,7 @@
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
+from roadtest.testing.leds import LED, LEDName, device_led, device_leds
 from roadtest.testing.session import (
     BindError,
     Bound,
@@ -19,11 +20,15 @@ __all__ = [
     "BoundPlatformDevice",
     "GuestPath",
     "I2CDevice",
+    "LED",
+    "LEDName",
     "NotNotified",
     "PlatformDevice",
     "RoadtestSession",
     "SPIDevice",
     "Watch",
+    "device_led",
+    "device_leds",
     "read_float",
     "read_int",
     "read_str",
