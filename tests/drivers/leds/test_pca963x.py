@@ -12,8 +12,9 @@ children, `nxp,hw-blink`, `nxp,totem-pole` (push-pull instead of open-drain),
 What the chip does, from the data sheet: LEDOUT's LDRx 00 off, 01 fully on, 10 PWMx /
 256, 11 PWMx with the group's dimming or blinking; in blink mode (MODE2.DMBLNK) the
 period is (GRPFREQ + 1) / 24 s and the duty cycle GRPPWM / 256. The LED core sets
-brightness from a work item (brightness_set_blocking), so a test waits for the outputs
-the driver must reach; the timer trigger's writes are synchronous.
+brightness from a work item (brightness_set_blocking), which the `brightness` store
+flushes on 6.12 but a trigger's deactivation need not: a test waits for the outputs the
+driver must reach. The timer trigger's delay writes are synchronous.
 """
 
 from __future__ import annotations
@@ -66,6 +67,13 @@ PCA9634_PUSH_PULL: I2CDevice[PCA963x] = I2CDevice(
     compatible="nxp,pca9634",
     model=PCA9634,
     dts=controller("nxp,pca9634", [2], "nxp,totem-pole; nxp,inverted-out;"),
+)
+# Blinks twice as slow as asked (the binding: "a scaling ratio (fixed point, decimal
+# divided by 1000)").
+PCA9634_SCALED: I2CDevice[PCA963x] = I2CDevice(
+    compatible="nxp,pca9634",
+    model=PCA9634,
+    dts=controller("nxp,pca9634", [0], "nxp,hw-blink; nxp,period-scale = <2000>;"),
 )
 # An led@4 on a 4-output chip: the binding allows reg 0..3 for the PCA9633.
 PCA9633_BAD_REG: I2CDevice[PCA963x] = I2CDevice(
@@ -293,6 +301,28 @@ def test_drive_properties_reach_mode2(guest: RoadtestSession) -> None:
         wait_output(dev, 2, "off")
 
 
+def test_period_scale_stretches_the_blink(guest: RoadtestSession) -> None:
+    """nxp,period-scale = <2000>: 500 + 500 ms asked, a 2 s period made (GRPFREQ 47),
+    half of it on; delay_on/delay_off stay in the caller's milliseconds."""
+    with guest.bound(PCA9634_SCALED) as dev:
+        assert led(dev, 0).blink(500, 500) == (500, 500)
+        assert blink_registers(dev, 0) == (2000.0, 1000.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pca963x_register_leds() reads nxp,period-scale into the static "
+    "pca963x_chipdefs[] entry its chip type shares: probing a second PCA9634 with "
+    "period-scale 2000 makes the first one, bound without it, blink at twice the period "
+    "it is asked for (GRPFREQ 47, 2 s, for 500 + 500 ms: PCA9633 7.3.5)",
+)
+def test_period_scale_of_one_chip_leaves_another_alone(guest: RoadtestSession) -> None:
+    guest.require(PCA9634_LEDS, PCA9634_SCALED)
+    with guest.bound(PCA9634_LEDS) as dev, guest.bound(PCA9634_SCALED):
+        led(dev, 0).blink(500, 500)
+        assert blink_registers(dev, 0) == (1000.0, 500.0)
+
+
 def test_a_reg_beyond_the_chips_outputs_fails_the_probe(guest: RoadtestSession) -> None:
     with pytest.raises(BindError), guest.bound(PCA9633_BAD_REG):
         pass
@@ -307,8 +337,7 @@ def test_a_failed_mode2_read_fails_the_probe(guest: RoadtestSession, device: Dev
     with guest.device_events([Pass(ledouts + 1), TransferFails(0)]):
         with pytest.raises(BindError), guest.bound(device):
             pass
-    with guest.bound(device) as dev:  # and it binds again
-        assert len(device_leds(dev.path)) == 3
+    guest.assert_kernel_log(r"leds-pca963x failed with error -\d+")
 
 
 @pytest.mark.xfail(
@@ -339,8 +368,6 @@ def test_unbind_turns_everything_off(guest: RoadtestSession, device: Device) -> 
     # The LED core turns each LED off as it unregisters them (flushing its work).
     assert all(o.state == "off" for o in model.outputs())
     assert model.sleeping
-    with guest.bound(device) as dev:
-        assert all(one.brightness == 0 for one in device_leds(dev.path).values())
 
 
 @pytest.mark.roadtest_time("sim")
