@@ -238,8 +238,8 @@ class PCA963x(MappedSMBusModel):
     The outputs take the values of PWMx, GRPPWM, GRPFREQ and LEDOUT at the STOP of the
     transfer that wrote them while MODE2.OCH = 0, at once while OCH = 1; `output(n)` is
     what they do. `early_accesses` lists (register name, ns after SLEEP was cleared) of
-    each access to PWMx, GRPPWM or GRPFREQ inside the oscillator's 500 us start-up (on the
-    model's clock: only meaningful under simulated time).
+    each access to PWMx, GRPPWM or GRPFREQ inside the oscillator's 500 us start-up (kept
+    under simulated time only: on another clock the guest's time is not the model's).
     """
 
     chip: ClassVar[Chip]
@@ -337,7 +337,9 @@ class PCA963x(MappedSMBusModel):
             self._shown[reg.address] = new
 
     def _note_access(self, addr: int) -> None:
-        if self._woken_at is None or not self.chip.pwm0 <= addr <= self.chip.grpfreq:
+        if self._woken_at is None or not self.clock.simulated:
+            return
+        if not self.chip.pwm0 <= addr <= self.chip.grpfreq:
             return
         since = self.clock.now() - self._woken_at
         if since < OSCILLATOR_STARTUP_NS:
