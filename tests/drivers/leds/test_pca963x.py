@@ -91,9 +91,6 @@ DECLARED = {PCA9633_LEDS: [0, 1, 3], PCA9634_LEDS: [0, 1, 7], PCA9635_LEDS: [0, 
 Device = I2CDevice[PCA963x]
 Dev = BoundDevice[PCA963x]
 
-# A blink step: (GRPFREQ + 1) / 24 s; one GRPPWM step: 1/256 of the period.
-BLINK_STEP_MS = 1000 / 24
-
 
 def led(dev: Dev, output: int) -> LED:
     """The LED of an output, by the name the driver gives an unlabelled node: devicename
