@@ -12,6 +12,7 @@ from roadtest.testing.gpio import (
     LineRequest,
 )
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
+from roadtest.testing.leds import LED, LEDName, device_led, device_leds
 from roadtest.testing.nvmem import NvmemDevice, nvmem_devices, only_nvmem
 from roadtest.testing.session import (
     BindError,
@@ -38,6 +39,8 @@ __all__ = [
     "LineFlag",
     "LineInfo",
     "LineRequest",
+    "LED",
+    "LEDName",
     "NotNotified",
     "NvmemDevice",
     "PlatformDevice",
@@ -46,6 +49,8 @@ __all__ = [
     "Watch",
     "nvmem_devices",
     "only_nvmem",
+    "device_led",
+    "device_leds",
     "read_float",
     "read_int",
     "read_str",

@@ -18,8 +18,7 @@ from __future__ import annotations
 import pytest
 
 from roadtest.sweep.device import RegisterFile, RegisterPlan
-from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession, read_int, write_int
-from roadtest.testing.guestpath import GuestPath
+from roadtest.testing import LED, BoundDevice, I2CDevice, RoadtestSession, device_led
 from roadtest.testing.session import BindError
 
 REG_ENABLE = 0x10
@@ -50,19 +49,19 @@ BACKLIGHT = I2CDevice(
 )
 
 
-def led(dev: BoundDevice[RegisterFile]) -> GuestPath:
-    return (dev.path / "leds").only("*")
+def led(dev: BoundDevice[RegisterFile]) -> LED:
+    return device_led(dev.path)
 
 
 def test_brightness_reaches_the_chip(guest: RoadtestSession) -> None:
     with guest.bound(BACKLIGHT) as dev:
-        top = read_int(led(dev) / "max_brightness")
-        write_int(led(dev) / "brightness", top)
-        assert read_int(led(dev) / "brightness") == top
+        top = led(dev).max_brightness
+        led(dev).brightness = top
+        assert led(dev).brightness == top
         assert dev.model.written[REG_ENABLE] & DEVICE_EN
         assert dev.model.written[REG_BRIGHTNESS_MSB] == top
-        write_int(led(dev) / "brightness", 0)
-        assert read_int(led(dev) / "brightness") == 0
+        led(dev).brightness = 0
+        assert led(dev).brightness == 0
         assert not dev.model.written[REG_ENABLE] & DEVICE_EN
 
 
@@ -70,11 +69,11 @@ def test_unbind_with_the_led_on_turns_the_chip_off(guest: RoadtestSession) -> No
     """Unbinding while lit: the kernel lives on (no lock debugging WARN from the LED's
     last brightness_set) and the chip is left disabled; it binds again."""
     with guest.bound(BACKLIGHT) as dev:
-        write_int(led(dev) / "brightness", read_int(led(dev) / "max_brightness"))
+        led(dev).brightness = led(dev).max_brightness
         model = dev.model
     assert not model.written[REG_ENABLE] & DEVICE_EN
     with guest.bound(BACKLIGHT) as dev:
-        assert read_int(led(dev) / "brightness") == 0
+        assert led(dev).brightness == 0
 
 
 def fault_flagged() -> RegisterFile:

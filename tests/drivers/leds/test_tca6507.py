@@ -18,8 +18,7 @@ what was written, between 0 and `max_brightness`.
 from __future__ import annotations
 
 from roadtest.sweep.device import RegisterFile, RegisterPlan
-from roadtest.testing import BoundDevice, I2CDevice, RoadtestSession, read_int, write_int
-from roadtest.testing.guestpath import GuestPath
+from roadtest.testing import LED, BoundDevice, I2CDevice, RoadtestSession, device_led
 
 SELECT = (0x00, 0x01, 0x02)  # bit 0 of each: the code of output P0, low bit first
 LED_ON = 0b100
@@ -49,8 +48,8 @@ LEDS = I2CDevice(
 )
 
 
-def led(dev: BoundDevice[RegisterFile]) -> GuestPath:
-    return (dev.path / "leds").only("*")
+def led(dev: BoundDevice[RegisterFile]) -> LED:
+    return device_led(dev.path)
 
 
 def p0_code(model: RegisterFile) -> int:
@@ -59,12 +58,12 @@ def p0_code(model: RegisterFile) -> int:
 
 def test_brightness_turns_output_p0_on_and_off(guest: RoadtestSession) -> None:
     with guest.bound(LEDS) as dev:
-        top = read_int(led(dev) / "max_brightness")
-        write_int(led(dev) / "brightness", top)
-        assert read_int(led(dev) / "brightness") == top
+        top = led(dev).max_brightness
+        led(dev).brightness = top
+        assert led(dev).brightness == top
         guest.sleep(0.01)  # the driver's work writes the registers
         assert p0_code(dev.model) == LED_ON
-        write_int(led(dev) / "brightness", 0)
+        led(dev).brightness = 0
         guest.sleep(0.01)  # the driver's work writes the registers
         assert p0_code(dev.model) == LED_OFF
 
@@ -74,8 +73,8 @@ def test_unbind_with_the_led_on(guest: RoadtestSession) -> None:
     freed while pending), and the chip binds again."""
     for _ in range(3):
         with guest.bound(LEDS) as dev:
-            write_int(led(dev) / "brightness", read_int(led(dev) / "max_brightness"))
+            led(dev).brightness = led(dev).max_brightness
             guest.sleep(0.01)  # the driver's work writes the registers
             assert p0_code(dev.model) == LED_ON
     with guest.bound(LEDS) as dev:
-        assert read_int(led(dev) / "brightness") == 0
+        assert led(dev).brightness == 0
