@@ -20,6 +20,10 @@ messages go; the other events are the same.
 
 Events are applied when the next transfer comes, so a script's tail after the driver's
 last transfer is not applied. `applied` counts what was.
+
+Behind a handler that answers from a recording (`answers_from_trace`: replay's
+TracePlayer) a failing transfer goes to it whole: the trace holds the failure as the
+script made it on the wire, and answers it.
 """
 
 from __future__ import annotations
@@ -84,6 +88,11 @@ class _Script:
             line.set(not event.asserted)  # active low
 
 
+def _answers_from_trace(handler: object) -> bool:
+    """Whether `handler` answers from a recording, failures included (TracePlayer)."""
+    return bool(getattr(handler, "answers_from_trace", False))
+
+
 class ScriptedHandler(_Script):
     """`inner` (what answers for `model`'s device) with `script` applied."""
 
@@ -97,11 +106,12 @@ class ScriptedHandler(_Script):
         super().__init__(model, script, lines)
         self.inner = inner
         self.name = f"scripted {getattr(inner, 'name', type(model).__name__)}"
+        self.whole = _answers_from_trace(inner)
 
     def transfer(self, transfer: Transfer) -> None:
         with self._lock:
             fail_at = self._next(len(transfer.messages))
-        if fail_at is None:
+        if fail_at is None or self.whole:
             self.inner.transfer(transfer)
             return
         served = transfer.messages[:fail_at]
@@ -127,11 +137,12 @@ class ScriptedSPIHandler(_Script):
         super().__init__(model, script, lines)
         self.inner: SPIHandler = SPIModelHandler(inner) if isinstance(inner, SPIModel) else inner
         self.name = f"scripted {self.inner.name}"
+        self.whole = _answers_from_trace(self.inner)
 
     def message(self, message: SPIMessage) -> None:
         with self._lock:
             fail_at = self._next(len(message.transfers))
-        if fail_at is None:
+        if fail_at is None or self.whole:
             self.inner.message(message)
             return
         served = message.transfers[:fail_at]

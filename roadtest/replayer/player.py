@@ -132,6 +132,9 @@ class TracePlayer:
     """A TransferHandler (on SPI, an SPIHandler) answering from one golden trace."""
 
     name = "TracePlayer"
+    # A device-events script in front of it lets failing transfers through whole: the trace
+    # answers them as they failed (roadtest.fuzz.scripted).
+    answers_from_trace = True
 
     def __init__(
         self,

@@ -11,13 +11,14 @@ from helpers import serve
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.backend.i2c import I2CBus
+from roadtest.fuzz.events import DeviceEvent, Pass, TransferFails
 from roadtest.models.base import I2CModel, Input, ModelError, SimpleSMBusModel
 from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
 from roadtest.recorder.record_command import record
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.failures import ReplayFailure
 from roadtest.replayer.player import ReplayError, ReplayHooks
-from roadtest.testing.hooks import DeviceHooks
+from roadtest.testing.hooks import DeviceHooks, EventScriptHooks
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
 from roadtest.trace.names import TracedDevice
 
@@ -445,3 +446,23 @@ def test_a_longer_write_before_a_read_is_no_command_read(tmp_path: Path, line: G
     assert transfer(bus, 1) == [b"\x07"]  # the read alone, once more: tolerated
     with pytest.raises(ModelError, match="no more transfers"):
         transfer(bus, b"\x01\x02\x03")
+
+
+def test_a_scripted_failure_replays_from_its_trace(tmp_path: Path, line: GpioLine) -> None:
+    # guest.device_events([Pass(1), TransferFails(1)]): recorded, the second transfer's
+    # read fails after its pointer write; replayed, the script lets the transfer reach the
+    # trace whole, which answers it as it failed.
+    script: list[DeviceEvent] = [Pass(1), TransferFails(1)]
+    recording = RecordingHooks(tmp_path, "k")
+    bus = attach(EventScriptHooks(recording, script), TPS6286x(), line)
+    assert transfer(bus, bytes([REG_VOUT1]), 1) == [b"\x64"]
+    failed, _ = serve(bus, DEV.address, bytes([REG_VOUT1]), 1)
+    assert [status for status, _ in failed] == [0, 1]
+    assert recording.detached(DEV) == []
+
+    hooks = ReplayHooks(tmp_path)
+    player = attach(EventScriptHooks(hooks, script), TPS6286x(), line)
+    assert transfer(player, bytes([REG_VOUT1]), 1) == [b"\x64"]
+    again, _ = serve(player, DEV.address, bytes([REG_VOUT1]), 1)
+    assert [status for status, _ in again] == [0, 1]
+    assert hooks.detached(DEV) == []
