@@ -207,15 +207,6 @@ class TracePlayer:
     # The bus side
 
     def transfer(self, transfer: Transfer) -> None:
-        if self.shadow is not None:
-            # The test's model sees the transfer for its side effects; its answers are
-            # dropped, what it raises is reported (as it was when recording).
-            copy = Transfer(
-                transfer.addr, [I2CMessage(m.flags, m.length, m.data) for m in transfer.messages]
-            )
-            self.shadow.transfer(copy)
-            for where, exc in copy.faults or ():
-                transfer.fault(where, exc)
         actual = [
             {
                 "flags": m.flags,
@@ -231,6 +222,19 @@ class TracePlayer:
             except ModelError as exc:  # a ReplayFailure, or AfterFailure
                 transfer.fault(self.name, exc)
                 return
+        if self.shadow is not None:
+            # The test's model sees the messages that reached it when recording, for their
+            # side effects; its answers are dropped, what it raises is reported (as it was).
+            reached = []
+            for msg, want in zip(transfer.messages, recorded, strict=False):
+                if want["status"] != VIRTIO_I2C_MSG_OK:
+                    break
+                reached.append(I2CMessage(msg.flags, msg.length, msg.data))
+            if reached:
+                copy = Transfer(transfer.addr, reached)
+                self.shadow.transfer(copy)
+                for where, err in copy.faults or ():
+                    transfer.fault(where, err)
         for msg, want in zip(transfer.messages, recorded, strict=False):
             if want["status"] != VIRTIO_I2C_MSG_OK:
                 break
@@ -240,12 +244,6 @@ class TracePlayer:
 
     def message(self, message: SPIMessage) -> None:
         """An SPI message on the device's chip select (an SPIHandler)."""
-        if self.spi_shadow is not None:
-            # As for I2C: the model sees the message for its side effects only.
-            copy = SPIMessage(message.cs, [_question(t) for t in message.transfers])
-            self.spi_shadow.message(copy)
-            for where, exc in copy.faults or ():
-                message.fault(where, exc)
         actual = {"kind": "spi", "cs": message.cs, "xfers": spi_xfers(message.transfers, False)}
         with self._lock:
             try:
@@ -253,6 +251,18 @@ class TracePlayer:
             except ModelError as exc:  # a ReplayFailure, or AfterFailure
                 message.fault(self.name, exc)
                 return
+        if self.spi_shadow is not None:
+            # As for I2C: the model sees the transfers that reached it, for side effects only.
+            reached = []
+            for t, want in zip(message.transfers, recorded, strict=False):
+                if want["result"] != VIRTIO_SPI_TRANS_OK:
+                    break
+                reached.append(_question(t))
+            if reached:
+                copy = SPIMessage(message.cs, reached)
+                self.spi_shadow.message(copy)
+                for where, err in copy.faults or ():
+                    message.fault(where, err)
         for t, want in zip(message.transfers, recorded, strict=False):
             if want["result"] != VIRTIO_SPI_TRANS_OK:
                 break

@@ -466,3 +466,25 @@ def test_a_scripted_failure_replays_from_its_trace(tmp_path: Path, line: GpioLin
     again, _ = serve(player, DEV.address, bytes([REG_VOUT1]), 1)
     assert [status for status, _ in again] == [0, 1]
     assert hooks.detached(DEV) == []
+
+
+def test_a_replayed_model_sees_only_what_reached_it_when_recording(
+    tmp_path: Path, line: GpioLine
+) -> None:
+    # A write the script NACKed at the address never reached the chip: replayed, the
+    # test's model must not take it either (a test asserts what the model saw).
+    script: list[DeviceEvent] = [TransferFails(0)]
+    recording = RecordingHooks(tmp_path, "k")
+    recorded_model = TPS6286x()
+    bus = attach(EventScriptHooks(recording, script), recorded_model, line)
+    failed, _ = serve(bus, DEV.address, bytes([REG_VOUT1, 0x50]))
+    assert [status for status, _ in failed] == [1]
+    assert recording.detached(DEV) == []
+
+    hooks = ReplayHooks(tmp_path)
+    shadow = TPS6286x()
+    player = attach(EventScriptHooks(hooks, script), shadow, line)
+    again, _ = serve(player, DEV.address, bytes([REG_VOUT1, 0x50]))
+    assert [status for status, _ in again] == [1]
+    assert hooks.detached(DEV) == []
+    assert shadow.regs[REG_VOUT1] == recorded_model.regs[REG_VOUT1] == 0x64
