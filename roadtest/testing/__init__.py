@@ -2,6 +2,7 @@
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
+from roadtest.testing.rtc import RTC, Nvmem
 from roadtest.testing.session import (
     BindError,
     Bound,
@@ -20,7 +21,9 @@ __all__ = [
     "GuestPath",
     "I2CDevice",
     "NotNotified",
+    "Nvmem",
     "PlatformDevice",
+    "RTC",
     "RoadtestSession",
     "SPIDevice",
     "Watch",

@@ -39,6 +39,26 @@ RTC_WKALM_SET: Final = IOW("p", 0x0F, RTC_WKALRM.size)
 RTC_WKALM_RD: Final = IOR("p", 0x10, RTC_WKALRM.size)
 RTC_VL_READ: Final = IOR("p", 0x13, _UINT.size)
 RTC_VL_CLR: Final = IO("p", 0x14)
+# struct rtc_param: __u64 param, a union of __u64 uvalue / __s64 svalue / __u64 ptr,
+# __u32 index, __u32 __pad. RTC_PARAM_GET is _IOW although the kernel writes the value
+# back into the same structure.
+RTC_PARAM: Final = struct.Struct("<QQII")
+RTC_PARAM_GET: Final = IOW("p", 0x13, RTC_PARAM.size)
+RTC_PARAM_SET: Final = IOW("p", 0x14, RTC_PARAM.size)
+
+RTC_PARAM_FEATURES: Final = 0
+RTC_PARAM_CORRECTION: Final = 1
+RTC_PARAM_BACKUP_SWITCH_MODE: Final = 2
+
+# Bits of RTC_PARAM_FEATURES' value.
+RTC_FEATURE_ALARM: Final = 0
+RTC_FEATURE_ALARM_RES_MINUTE: Final = 1
+RTC_FEATURE_NEED_WEEK_DAY: Final = 2
+RTC_FEATURE_ALARM_RES_2S: Final = 3
+RTC_FEATURE_UPDATE_INTERRUPT: Final = 4
+RTC_FEATURE_CORRECTION: Final = 5
+RTC_FEATURE_BACKUP_SWITCH_MODE: Final = 6
+RTC_FEATURE_ALARM_WAKEUP_ONLY: Final = 7
 
 RTC_VL_DATA_INVALID: Final = 1 << 0  # voltage too low, RTC data is invalid
 RTC_VL_BACKUP_LOW: Final = 1 << 1
@@ -201,9 +221,37 @@ class RTC:
         alarm = WakeAlarm(enabled=enabled, pending=False, time=RtcTime.from_datetime(when))
         self._ioctl(RTC_WKALM_SET, alarm.pack())
 
+    def read_alarm(self) -> RtcTime:
+        """RTC_ALM_READ: the alarm's time (the RTC core fills what the driver leaves)."""
+        return RtcTime.unpack(self._ioctl(RTC_ALM_READ, bytes(RTC_TIME.size)))
+
+    def set_alarm(self, when: datetime.time | RtcTime) -> None:
+        """RTC_ALM_SET: the alarm at the next `when` (hour, minute, second), not enabled;
+        the RTC core makes the date itself."""
+        if isinstance(when, RtcTime):
+            tm = when
+        else:
+            tm = RtcTime(tm_sec=when.second, tm_min=when.minute, tm_hour=when.hour)
+        self._ioctl(RTC_ALM_SET, tm.pack())
+
     def alarm_irq(self, enabled: bool) -> None:
         """RTC_AIE_ON / RTC_AIE_OFF."""
         self.agent.ioctl(self.fd, RTC_AIE_ON if enabled else RTC_AIE_OFF)
+
+    # Parameters
+
+    def param_get(self, param: int, index: int = 0) -> int:
+        """RTC_PARAM_GET: the parameter's value (as unsigned; RTC_PARAM_CORRECTION is signed)."""
+        buf = self._ioctl(RTC_PARAM_GET, RTC_PARAM.pack(param, 0, index, 0))
+        _, value, _, _ = RTC_PARAM.unpack(buf)
+        return int(value)
+
+    def features(self) -> int:
+        """RTC_PARAM_GET of RTC_PARAM_FEATURES: a bit for each RTC_FEATURE_* the RTC has."""
+        return self.param_get(RTC_PARAM_FEATURES)
+
+    def has_feature(self, feature: int) -> bool:
+        return bool(self.features() >> feature & 1)
 
     # Voltage-low information
 
@@ -234,3 +282,36 @@ class RTC:
             ) from None
         (data,) = _ULONG.unpack(self.agent.read(self.fd, _ULONG.size))
         return int(data)
+
+
+class Nvmem:
+    """An NVMEM provider's sysfs file, `<device>/<name>N/nvmem` (CONFIG_NVMEM_SYSFS; the
+    RTC core registers an RTC's battery-backed RAM with the RTC's parent device as its
+    parent, Documentation/ABI/stable/sysfs-bus-nvmem). Reads and writes go through the
+    guest's read(2)/write(2) of that file, as a user's would."""
+
+    def __init__(self, device_dir: GuestPath, name: str) -> None:
+        self.agent: AgentClient = device_dir.agent
+        self.dir = device_dir.only(f"{name}*")
+        self.path = self.dir / "nvmem"
+
+    def read(self, offset: int = 0, length: int | None = None) -> bytes:
+        """`length` bytes from `offset` (None: to the end: the provider's size bounds it)."""
+        if length is None:
+            data = self.path.read_bytes()
+            return data[offset:]
+        fd = self.agent.open(str(self.path), os.O_RDONLY)
+        try:
+            return self.agent.pread(fd, length, offset)
+        finally:
+            self.agent.close(fd)
+
+    def write(self, data: bytes) -> None:
+        """`data` from offset 0, in one write(2)."""
+        fd = self.agent.open(str(self.path), os.O_WRONLY)
+        try:
+            written = self.agent.write(fd, data)
+        finally:
+            self.agent.close(fd)
+        if written != len(data):
+            raise OSError(f"{self.path}: wrote {written} of {len(data)} bytes")

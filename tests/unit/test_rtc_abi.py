@@ -93,3 +93,76 @@ def test_node_from_sysfs_and_irq_timeout() -> None:
     polls = [args for op, args in agent.calls if op == "poll"]
     assert polls and all(fds == [(7, select.POLLIN)] for fds, _ in polls)
     assert agent.calls[-1] == ("close", 7)
+
+
+def test_param_layout_and_numbers() -> None:
+    # struct rtc_param (include/uapi/linux/rtc.h): u64 param, u64 value union, u32 index,
+    # u32 __pad: 24 bytes; RTC_PARAM_GET/SET are _IOW('p', 0x13/0x14, struct rtc_param).
+    assert rtc.RTC_PARAM.size == 24
+    assert rtc.RTC_PARAM_GET == 0x40187013
+    assert rtc.RTC_PARAM_SET == 0x40187014
+    assert rtc.RTC_PARAM_GET != rtc.RTC_VL_READ  # same number, other direction and size
+    assert (rtc.RTC_FEATURE_ALARM, rtc.RTC_FEATURE_CORRECTION) == (0, 5)
+    assert rtc.RTC_FEATURE_ALARM_WAKEUP_ONLY == 7
+
+
+class ParamAgent(FakeAgent):
+    """Answers RTC_PARAM_GET of the features with ALARM and CORRECTION, RTC_ALM_READ with
+    12:34:56."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: dict[str, bytes] = {}
+
+    def ioctl(self, fd: int, request: int, arg: int | bytes = 0) -> tuple[int, bytes | None]:
+        self.calls.append(("ioctl", (fd, request, arg)))
+        if request == rtc.RTC_PARAM_GET:
+            assert isinstance(arg, bytes)
+            param, _, index, _ = rtc.RTC_PARAM.unpack(arg)
+            assert (param, index) == (rtc.RTC_PARAM_FEATURES, 0)
+            value = 1 << rtc.RTC_FEATURE_ALARM | 1 << rtc.RTC_FEATURE_CORRECTION
+            return 0, rtc.RTC_PARAM.pack(param, value, index, 0)
+        if request == rtc.RTC_ALM_READ:
+            return 0, rtc.RtcTime(56, 34, 12, -1, -1, -1, -1, -1, -1).pack()
+        assert isinstance(arg, bytes)
+        return 0, arg
+
+    def read_file(self, path: str) -> bytes:
+        return self.files[path]
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        return self.files[NVMEM][offset : offset + size]
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.calls.append(("write", (fd, data)))
+        return len(data)
+
+
+NVMEM = "/sys/bus/i2c/devices/0-0051/ds1307_nvram0/nvmem"
+
+
+def test_features_and_alarm_time() -> None:
+    agent = ParamAgent()
+    dev = GuestPath(cast(AgentClient, agent), "/sys/bus/i2c/devices/0-0051")
+    with rtc.RTC(dev) as clock:
+        assert clock.features() == 0b100001
+        assert clock.has_feature(rtc.RTC_FEATURE_ALARM)
+        assert not clock.has_feature(rtc.RTC_FEATURE_UPDATE_INTERRUPT)
+        assert clock.read_alarm().tm_hour == 12
+        clock.set_alarm(datetime.time(6, 30, 5))
+    sets = [args for op, args in agent.calls if op == "ioctl" and args[1] == rtc.RTC_ALM_SET]
+    assert sets == [(7, rtc.RTC_ALM_SET, rtc.RtcTime(5, 30, 6).pack())]
+
+
+def test_nvmem_file() -> None:
+    agent = ParamAgent()
+    agent.files[NVMEM] = bytes(range(56))
+    agent.listdir = lambda path: ["driver", "ds1307_nvram0", "rtc"]  # type: ignore[method-assign]
+    dev = GuestPath(cast(AgentClient, agent), "/sys/bus/i2c/devices/0-0051")
+    nvmem = rtc.Nvmem(dev, "ds1307_nvram")
+    assert str(nvmem.path) == NVMEM
+    assert nvmem.read() == bytes(range(56))
+    assert nvmem.read(10, 3) == bytes([10, 11, 12])
+    nvmem.write(b"\x01\x02")
+    assert ("open", (NVMEM, os.O_WRONLY)) in agent.calls
+    assert ("write", (7, b"\x01\x02")) in agent.calls
