@@ -8,7 +8,9 @@ chip and section:
   original's "Timekeeper Registers" figure);
 - DS1337 "I2C Serial Real-Time Clock", 19-4652 Rev 4;
 - DS1338 "I2C RTC with 56-Byte NV RAM", 19-5229 Rev 7;
-- DS1340 "I2C RTC with Trickle Charger", 19-5225 Rev 3.
+- DS1340 "I2C RTC with Trickle Charger", 19-5225 Rev 3;
+- and ST's M41T00 "Serial real-time clock" (DocID 6102; revision from memory), the
+  family's register map by another maker.
 
 What the chips share (each datasheet's "Clock and Calendar" section and its
 timekeeper register table): registers 00h-06h hold seconds, minutes, hours, day (of
@@ -60,6 +62,13 @@ Per chip (the `Chip` parameters):
   disables it; DS = 01 no diode, 10 one diode; ROUT = 01 250 ohm, 10 2 kohm, 11
   4 kohm; 00h at power-on: disabled); flag 09h, OSF in bit 7 (set at power-on,
   cleared by writing 0). Time at power-on 00:00:00 01/01/00, day 1 (from memory).
+- M41T00 (ST): eight registers, 00h-07h, the pointer wrapping 07h -> 00h; seconds
+  bit 7 is ST (stop: 1 stops the oscillator); hours bit 7 CEB, bit 6 CB as on the
+  DS1340, 24-hour only; control 07h OUT, FT (512 Hz frequency test on FT/OUT), S
+  (calibration sign: 1 positive, the clock sped up) and the five calibration bits
+  (steps of +4.068 ppm with S = 1, -2.034 ppm with S = 0; "Clock calibration"). The
+  datasheet gives no power-on contents (from memory): the model starts at 00:00:00
+  01/01/00, day 1, with ST set (a clock never started) and OUT = 1.
 
 Simplified: the clock does not run on its own: time moves in whole seconds when the
 test calls `advance()` (the sub-second countdown chain, reset by a write of the
@@ -261,6 +270,19 @@ DS1340_MAP: Final = RegisterMap(
 )
 
 
+M41T00_MAP: Final = RegisterMap(
+    [
+        *_with_reset(_time_registers((Field("ST", 7),), _HOURS_CENTURY, ()), SECONDS=CH),
+        Register(
+            "CONTROL",
+            REG_CONTROL,
+            CTRL_OUT,
+            fields=(Field("OUT", 7), Field("FT", 6), Field("S", 5), Field("CAL", 4, 0)),
+        ),
+    ]
+)
+
+
 @dataclass(frozen=True)
 class Chip:
     """What one member of the family has (see the module docstring for the sources)."""
@@ -303,6 +325,10 @@ DS1340_CHIP: Final = Chip(
     century_in_hours=True,
     osf=(REG_FLAG, OSF),
     trickle=True,
+)
+
+M41T00_CHIP: Final = Chip(
+    "M41T00", M41T00_MAP, 0x08, halt_bit=True, twelve_hour=False, century_in_hours=True
 )
 
 # Each register's BCD field: (mask, lowest, highest). The hours register is checked
@@ -704,6 +730,26 @@ class DS1340(DS1307Family):
         if tcs != TCS_ENABLE or ds not in (DS_NO_DIODE, DS_ONE_DIODE) or rout == 0:
             return None
         return ds == DS_ONE_DIODE, ROUT_OHMS[rout]
+
+
+class M41T00(DS1307Family):
+    """ST M41T00: ST (stop) in the seconds, CEB/CB in the hours, calibration and FT."""
+
+    chip = M41T00_CHIP
+    register_map = M41T00_MAP
+
+    @property
+    def frequency_test(self) -> bool:
+        """FT: FT/OUT toggles at 512 Hz."""
+        return bool(self.register(REG_CONTROL) & FT)
+
+    @property
+    def calibration_ppb(self) -> int:
+        """How much the calibration speeds the clock up (negative: slows it), in ppb:
+        +4068 a step with S = 1, -2034 a step with S = 0."""
+        control = self.register(REG_CONTROL)
+        steps = control & CAL_MASK
+        return steps * 4068 if control & CAL_SIGN else -steps * 2034
 
 
 class DS1337(InterruptPin, DS1307Family):

@@ -28,6 +28,7 @@ from roadtest.models.ds1307 import (
     DY_DT,
     H12,
     INTCN,
+    M41T00,
     NEOSC,
     OSF,
     PM,
@@ -71,10 +72,12 @@ def test_power_on_values() -> None:
     assert read(DS1338(), 0x00, 8) == bytes([CH, 0, 0, 1, 1, 1, 0, 0xB3])
     assert read(DS1337(), 0x00, 16) == bytes([0, 0, 0, 1, 1, 1, 0] + [0] * 7 + [0x18, OSF])
     assert read(DS1340(), 0x00, 10) == bytes([0, 0, 0, 1, 1, 1, 0, 0x80, 0x00, OSF])
+    assert read(M41T00(), 0x00, 8) == bytes([CH, 0, 0, 1, 1, 1, 0, 0x80])
 
 
 @pytest.mark.parametrize(
-    ("model", "last"), [(DS1307, 0x3F), (DS1338, 0x3F), (DS1337, 0x0F), (DS1340, 0x09)]
+    ("model", "last"),
+    [(DS1307, 0x3F), (DS1338, 0x3F), (DS1337, 0x0F), (DS1340, 0x09), (M41T00, 0x07)],
 )
 def test_pointer_wraps_after_the_last_address_and_persists(
     model: type[DS1307Family], last: int
@@ -316,3 +319,21 @@ def test_invalid_time_cannot_count() -> None:
         m.advance(1)
     with pytest.raises(ValueError):
         m.advance(-1)
+
+
+def test_m41t00_stop_bit_century_and_calibration() -> None:
+    m = M41T00()
+    assert m.halted  # ST set: never started
+    m.set_time(datetime.datetime(2099, 12, 31, 23, 59, 59), century=False)
+    assert not m.halted and m.register(REG_HOURS) == CEB | 0x23
+    m.advance(1)
+    assert m.register(REG_HOURS) == CEB | CB
+    write(m, REG_SECONDS, CH)  # ST: the oscillator stops
+    m.advance(5)
+    assert m.time == datetime.datetime(2000, 1, 1)
+    with pytest.raises(ModelError):
+        write(m, REG_HOURS, 0x24)  # 24-hour only: 00-23
+    write(m, REG_CONTROL, 0x80 | 0x40 | 0x20 | 3)  # OUT, FT, S = 1, 3 steps
+    assert m.frequency_test and m.calibration_ppb == 3 * 4068
+    write(m, REG_CONTROL, 0x1F)  # S = 0, 31 steps
+    assert not m.frequency_test and m.calibration_ppb == -31 * 2034
