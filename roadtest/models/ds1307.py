@@ -37,10 +37,12 @@ Per chip (the `Chip` parameters):
   01h, 01h, 00h. Control at power-on: RS1 = RS0 = 1, OUT = SQWE = 0 (from memory;
   the older Dallas sheet calls power-on contents undefined). RAM at power-on is
   undefined: the model starts it at 00h.
-- DS1338: the DS1307's map with OSF (oscillator stop flag) in control bit 5: set at
-  the first power-up, when the oscillator stops (CH set to 1 is one cause), cleared
-  only by writing 0 (a 1 written leaves it). Control at power-on OUT = 1, OSF = 1,
-  SQWE = 0, RS1 = RS0 = 1: B3h (from memory).
+- DS1338: the DS1307's map (Table 3; "bits listed as 0 always read as a 0") with OSF
+  (oscillator stop flag) in control bit 5: set at the first power-up, when the
+  oscillator stops (CH set to 1 is one cause), cleared only by writing 0 (a 1 written
+  leaves it). "The initial power-on state of all registers, unless otherwise specified,
+  is not defined" ("Clock and Calendar"): the model starts as the DS1307 does, CH set,
+  and control B3h (OUT, OSF, RS1, RS0; OSF is the datasheet's, the rest a choice).
 - DS1337: no CH bit and no RAM; month bit 7 is the century bit, toggled when the
   years register overflows 99 -> 00. Alarm 1 at 07h-0Ah (seconds, minutes, hours,
   day/date, each with its mask bit A1M1-A1M4 in bit 7; DY/DT in bit 6 of day/date:
