@@ -30,10 +30,14 @@ def node(compatible: str) -> str:
     """
 
 
-CLOCKS: dict[str, I2CDevice[DS1307Family]] = {
-    "ds1307": I2CDevice(compatible="dallas,ds1307", model=DS1307, dts=node("dallas,ds1307")),
-    "ds1337": I2CDevice(compatible="dallas,ds1337", model=DS1337, dts=node("dallas,ds1337")),
-}
+# Module-level names: the session builds the guest's devicetree from them.
+DS1307_CLOCK: I2CDevice[DS1307Family] = I2CDevice(
+    compatible="dallas,ds1307", model=DS1307, dts=node("dallas,ds1307")
+)
+DS1337_CLOCK: I2CDevice[DS1307Family] = I2CDevice(
+    compatible="dallas,ds1337", model=DS1337, dts=node("dallas,ds1337")
+)
+CLOCKS = {"ds1307": DS1307_CLOCK, "ds1337": DS1337_CLOCK}
 clocks = pytest.mark.parametrize("chip", sorted(CLOCKS))
 
 # Whole seconds: the clock has no finer unit.
