@@ -105,6 +105,9 @@ class GpioLine:
         self.irq_type = IrqType.NONE
         self.edge_latched = False
         self.event: Request | None = None
+        # The driver turned a trigger off (IRQ_TYPE NONE after a real type): it is
+        # disabling the line, and a buffer that comes now is handed back (see _post).
+        self.disabled = False
 
     def __repr__(self) -> str:
         return (
@@ -304,6 +307,14 @@ class VirtioGpio(VirtioDevice):
             vq.push(req, 1, notify=False)
             return
         line = self.lines[gpio]
+        if line.disabled:
+            # The guest unmasked the line (kicking the eventq) just before it disabled
+            # it (IRQ_TYPE NONE on the requestq), and the requestq was served first:
+            # hand the buffer back as IRQ_TYPE NONE would have, or the guest thinks it
+            # still queued and warns when it enables the line again.
+            req.write(_INVALID)
+            vq.push(req, 1)
+            return
         if line.event is not None:
             self.record_error(
                 "device",
@@ -382,6 +393,8 @@ class VirtioGpio(VirtioDevice):
         return len(data)
 
     def _set_irq_type(self, line: GpioLine, irq_type: IrqType) -> None:
+        none = irq_type == IrqType.NONE
+        line.disabled = none and (line.irq_type != IrqType.NONE or line.disabled)
         line.irq_type = irq_type
         line.edge_latched = False
         if irq_type == IrqType.NONE:

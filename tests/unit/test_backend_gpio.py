@@ -306,6 +306,23 @@ def test_buffer_posted_with_no_trigger_is_held(env: Env) -> None:
     assert len(env.fired()) == 1
 
 
+def test_buffer_posted_after_the_trigger_was_turned_off_is_returned(env: Env) -> None:
+    # free_irq racing the oneshot thread's unmask: the guest posts the buffer (eventq)
+    # and then disables the line (requestq), and the requestq is served first. The
+    # buffer comes back INVALID, as IRQ_TYPE NONE would have returned it.
+    env.irq_type(8, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW)
+    env.irq_type(8, spec.VIRTIO_GPIO_IRQ_TYPE_NONE)
+    head = env.unmask(8)
+    assert env.fired() == [(head, INVALID)]
+    assert not env.line(8).armed
+    # Enabled again: buffers are held and fire as before.
+    env.irq_type(8, spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_HIGH)
+    env.unmask(8)
+    assert env.fired() == []
+    env.line(8).set(True)
+    assert len(env.fired()) == 1
+
+
 def test_changing_the_trigger_forgets_a_latched_edge(env: Env) -> None:
     env.irq_type(7, spec.VIRTIO_GPIO_IRQ_TYPE_EDGE_RISING)
     env.line(7).set(True)
