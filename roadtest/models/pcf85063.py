@@ -67,7 +67,8 @@ import threading
 from typing import Final
 
 from roadtest.models.base import ModelError
-from roadtest.models.bcd import bcd, from_bcd, weekday
+from roadtest.models.bcd_clock import bcd, from_bcd
+from roadtest.models.bcd_clock import weekday_sunday0 as weekday
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 from roadtest.models.regmap import Field, MappedSMBusModel, Register, RegisterMap
 

@@ -37,7 +37,9 @@ import threading
 from typing import Final
 
 from roadtest.models.base import ModelError, SMBusModel
-from roadtest.models.bcd import bcd, from_bcd, weekday
+from roadtest.models.bcd_clock import advance_calendar, bcd_in_range, weekday_sunday0
+from roadtest.models.bcd_clock import bcd as bcd  # re-exported: the PCF8563's tests use them
+from roadtest.models.bcd_clock import from_bcd as from_bcd
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 
 REG_CONTROL_STATUS_1: Final = 0x00
@@ -139,7 +141,10 @@ _ALARMS: Final = (
 # Timer source clock (TD) -> ticks per second; 1/60 Hz counts minutes.
 _TIMER_HZ: Final = {0b00: 4096, 0b01: 64, 0b10: 1}
 
-_CENTURY_END: Final = datetime.datetime(2100, 1, 1)
+
+def weekday(when: datetime.date) -> int:
+    """The weekday number the datasheet's Table 10 (and Linux's tm_wday) use: Sunday is 0."""
+    return weekday_sunday0(when)
 
 
 class PCF8563(InterruptPin, SMBusModel):
@@ -321,18 +326,9 @@ class PCF8563(InterruptPin, SMBusModel):
     def _count(self, seconds: int) -> None:
         """Count the time registers on by `seconds`, carries as the chip makes them."""
         regs = self.regs
-        now = self._datetime()
-        left = datetime.timedelta(seconds=seconds)
-        days = 0
-        # Century by century: each one is the chip's 2000-2099 calendar (its
-        # year 00 has a 29 February, which 2100 would not).
-        while left >= _CENTURY_END - now:
-            left -= _CENTURY_END - now
-            days += (_CENTURY_END.date() - now.date()).days
-            now = datetime.datetime(2000, 1, 1)
+        then, wraps, days = advance_calendar(self._datetime(), seconds)
+        if wraps % 2:
             regs[REG_CENTURY_MONTHS] ^= CENTURY  # "toggled when Years overflows from 99 to 00"
-        then = now + left
-        days += (then.date() - now.date()).days
         regs[REG_WEEKDAYS] = (regs[REG_WEEKDAYS] + days) % 7
         regs[REG_VL_SECONDS] = regs[REG_VL_SECONDS] & VL | bcd(then.second)
         regs[REG_MINUTES] = bcd(then.minute)
@@ -394,11 +390,7 @@ class PCF8563(InterruptPin, SMBusModel):
         if addr in _BCD and not (addr in dict(_ALARMS) and val & AE):
             # A disabled alarm register's value is ignored; anything else must be in range.
             mask, low, high = _BCD[addr]
-            try:
-                ok = low <= from_bcd(val & mask) <= high
-            except ValueError:
-                ok = False
-            if not ok:
+            if not bcd_in_range(val, mask, low, high):
                 raise ModelError(
                     f"PCF8563: {val:#04x} written to register {addr:#04x} is not BCD {low}-{high}"
                 )

@@ -44,7 +44,9 @@ import datetime
 import threading
 from typing import Final
 
+from roadtest.models import bcd_clock
 from roadtest.models.base import ModelError, SMBusModel
+from roadtest.models.bcd_clock import bcd, bcd_in_range, from_bcd
 
 REG_SECONDS: Final = 0x0
 REG_MINUTES: Final = 0x1
@@ -122,39 +124,14 @@ _BCD: Final = {
 _HOURS: Final = (REG_HOURS, REG_ALARM_W_HOUR, REG_ALARM_D_HOUR)
 
 
-def bcd(value: int) -> int:
-    """`value` (0-99) in BCD."""
-    if not 0 <= value <= 99:
-        raise ValueError(f"{value} does not fit two BCD digits")
-    return (value // 10) << 4 | value % 10
-
-
-def from_bcd(value: int) -> int:
-    """A BCD byte's value; a nibble above 9 is a ValueError."""
-    high, low = value >> 4, value & 0xF
-    if high > 9 or low > 9:
-        raise ValueError(f"{value:#04x} is not BCD")
-    return high * 10 + low
-
-
 def hours_register(hour: int, hour24: bool) -> int:
-    """The hours register for `hour` (0-23) in 24-hour or 12-hour mode."""
-    if hour24:
-        return bcd(hour)
-    return (PM if hour >= 12 else 0) | bcd((hour + 11) % 12 + 1)
+    """The hours register for `hour` (0-23) in 24-hour or 12-hour mode (PM in bit 5)."""
+    return bcd_clock.hours_register(hour, hour24)
 
 
 def hour_of(value: int, hour24: bool) -> int:
     """The hour (0-23) an hours register holds (ValueError if none)."""
-    if hour24:
-        hour = from_bcd(value & 0x3F)
-        if hour > 23:
-            raise ValueError(f"{value:#04x} is not an hour 00-23")
-        return hour
-    twelve = from_bcd(value & 0x1F)
-    if not 1 <= twelve <= 12:
-        raise ValueError(f"{value:#04x} is not an hour 12, 01-11 with AM/PM")
-    return twelve % 12 + (12 if value & PM else 0)
+    return bcd_clock.hour_of(value, hour24)
 
 
 def offset_code_ppb(code: int) -> int:
@@ -293,11 +270,7 @@ class RX8025(SMBusModel):
             regs = self.regs
             if addr in _BCD:
                 mask, low, high = _BCD[addr]
-                try:
-                    ok = low <= from_bcd(val & mask) <= high
-                except ValueError:
-                    ok = False
-                if not ok:
+                if not bcd_in_range(val, mask, low, high):
                     raise ModelError(
                         f"RX8025: {val:#04x} written to register {addr:X}h is not BCD {low}-{high}"
                     )

@@ -14,6 +14,7 @@ from roadtest.testing.gpio import (
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.leds import LED, LEDName, device_led, device_leds
 from roadtest.testing.nvmem import NvmemDevice, nvmem_devices, only_nvmem
+from roadtest.testing.rtc import RTC
 from roadtest.testing.session import (
     BindError,
     Bound,
@@ -44,6 +45,7 @@ __all__ = [
     "NotNotified",
     "NvmemDevice",
     "PlatformDevice",
+    "RTC",
     "RoadtestSession",
     "SPIDevice",
     "Watch",

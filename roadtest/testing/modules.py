@@ -120,7 +120,28 @@ class ModuleIndex:
                 f"no module in {self.modules_dir} has an alias for compatible {compatible!r}: "
                 "add the driver's CONFIG_ option (=m) to a .config fragment next to the test"
             )
+        claimants = self.claimants(compatible, bus)
+        if len(claimants) > 1:
+            # Two drivers claim the chip (rtc-ds1307's OF table has epson,rx8025, which
+            # rtc-rx8025 matches by its i2c_device_id table): the chip's own driver is
+            # the one named after it.
+            chip = (compatible.partition(",")[2] or compatible).replace("-", "_")
+            named = [m for m in claimants if chip in m.name]
+            if named:
+                return named[0]
         return found[0]
+
+    def claimants(self, compatible: str, bus: str = "") -> list[ModuleInfo]:
+        """Every module that would take a device of `compatible` on `bus`: by its OF table,
+        or (I2C, SPI) by its device-id table. More than one: a bind must name the driver."""
+        found = self.for_modalias(f"of:NdeviceT(null)C{compatible}")
+        if bus:
+            # Only modules with a driver on that bus (bmp280-i2c, not bmp280-spi).
+            found = [m for m in found if any(a.startswith(f"{bus}:") for a in m.aliases)]
+        if bus in ("i2c", "spi"):
+            name = compatible.partition(",")[2] or compatible
+            found += [m for m in self.for_modalias(f"{bus}:{name}") if m not in found]
+        return found
 
     def load_order(self, module: ModuleInfo) -> list[ModuleInfo]:
         """`module` and its dependencies, dependencies first."""

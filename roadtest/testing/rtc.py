@@ -250,6 +250,19 @@ class RTC:
         alarm = WakeAlarm(enabled=enabled, pending=False, time=RtcTime.from_datetime(when))
         self._ioctl(RTC_WKALM_SET, alarm.pack())
 
+    def read_alarm(self) -> RtcTime:
+        """RTC_ALM_READ: the alarm's time (the RTC core fills what the driver leaves)."""
+        return RtcTime.unpack(self._ioctl(RTC_ALM_READ, bytes(RTC_TIME.size)))
+
+    def set_alarm(self, when: datetime.time | RtcTime) -> None:
+        """RTC_ALM_SET: the alarm at the next `when` (hour, minute, second), not enabled;
+        the RTC core makes the date itself."""
+        if isinstance(when, RtcTime):
+            tm = when
+        else:
+            tm = RtcTime(tm_sec=when.second, tm_min=when.minute, tm_hour=when.hour)
+        self._ioctl(RTC_ALM_SET, tm.pack())
+
     def alarm_irq(self, enabled: bool) -> None:
         """RTC_AIE_ON / RTC_AIE_OFF."""
         self.agent.ioctl(self.fd, RTC_AIE_ON if enabled else RTC_AIE_OFF)
@@ -268,6 +281,10 @@ class RTC:
         """The RTC_FEATURE_* bits the RTC core reports set (RTC_PARAM_FEATURES)."""
         bits = self.param_get(RTC_PARAM_FEATURES).value
         return frozenset(bit for bit in range(64) if bits >> bit & 1)
+
+    def has_feature(self, feature: int) -> bool:
+        """Whether RTC_PARAM_FEATURES reports the RTC_FEATURE_* bit `feature`."""
+        return feature in self.features()
 
     def correction(self) -> int:
         """RTC_PARAM_CORRECTION: the clock's offset in parts per billion (signed)."""

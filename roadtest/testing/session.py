@@ -578,8 +578,23 @@ class RoadtestSession:
             # Not the device's name: its address depends on the run.
             self.hooks.marker(traced(bound), "bind", None)
         agent = self.ensure_guest().agent
-        # drivers_probe binds the matching driver even though autoprobe is off.
-        agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
+        if len(self.modules.claimants(compatible, bound.bus)) > 1:
+            # drivers_probe would take the first driver loaded that matches: bind the
+            # module's own driver (/sys/module/<module>/drivers/<bus>:<driver>).
+            module = self.modules.for_compatible(compatible, bound.bus)
+            drivers = [
+                entry.partition(":")[2]
+                for entry in agent.listdir(f"/sys/module/{module.name}/drivers")
+                if entry.startswith(f"{bound.bus}:")
+            ]
+            try:
+                for driver in drivers[:1]:
+                    agent.write_file(f"/sys/bus/{bound.bus}/drivers/{driver}/bind", bound.name)
+            except OSError:
+                pass  # its probe failed: said below
+        else:
+            # drivers_probe binds the matching driver even though autoprobe is off.
+            agent.write_file(f"/sys/bus/{bound.bus}/drivers_probe", bound.name)
         if not agent.exists(str(bound.driver_path)):
             raise BindError(
                 f"no driver bound to {bound.name} ({compatible}): its probe failed or was "

@@ -9,7 +9,8 @@ import pytest
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.models import ModelError
-from roadtest.models.bcd import bcd, from_bcd, is_bcd, weekday
+from roadtest.models.bcd_clock import bcd, from_bcd, is_bcd
+from roadtest.models.bcd_clock import weekday_sunday0 as weekday
 from roadtest.models.pcf85063 import (
     AEN,
     CTRL1_12_24,

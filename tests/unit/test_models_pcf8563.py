@@ -8,7 +8,7 @@ import pytest
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.models import ModelError
-from roadtest.models.bcd import bcd, from_bcd
+from roadtest.models.bcd_clock import bcd, from_bcd
 from roadtest.models.pcf8563 import (
     AE,
     CENTURY,

@@ -151,3 +151,24 @@ def test_a_chip_with_both_buses_gets_its_buss_module(modules: Path) -> None:
     index = ModuleIndex(modules)
     assert index.for_compatible("acme,dual", "i2c").name == "dual_i2c"
     assert index.for_compatible("acme,dual", "spi").name == "dual_spi"
+
+
+def test_a_chip_two_drivers_claim_goes_to_the_one_named_after_it(tmp_path: Path) -> None:
+    # rtc-ds1307's OF table has epson,rx8025; rtc-rx8025 has only an i2c_device_id table.
+    make_ko(
+        tmp_path / "rtc-ds1307.ko",
+        "name=rtc_ds1307",
+        "alias=of:N*T*Cepson,rx8025",
+        "alias=of:N*T*Cdallas,ds1307",
+        "alias=i2c:ds1307",
+        "alias=i2c:rx8025",
+    )
+    make_ko(tmp_path / "rtc-rx8025.ko", "name=rtc_rx8025", "alias=i2c:rx8025")
+    index = ModuleIndex(tmp_path)
+    assert [m.name for m in index.claimants("epson,rx8025", "i2c")] == [
+        "rtc_ds1307",
+        "rtc_rx8025",
+    ]
+    assert index.for_compatible("epson,rx8025", "i2c").name == "rtc_rx8025"
+    assert index.for_compatible("dallas,ds1307", "i2c").name == "rtc_ds1307"
+    assert [m.name for m in index.claimants("dallas,ds1307", "i2c")] == ["rtc_ds1307"]

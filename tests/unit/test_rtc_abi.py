@@ -160,3 +160,32 @@ def test_features_correction_and_offset() -> None:
     assert clock.read_offset() == -8680
     clock.write_offset(4340)
     assert agent.files["/sys/bus/i2c/devices/0-0051/rtc/rtc1/offset"] == b"4340"
+
+
+class AlarmAgent(FakeAgent):
+    """Answers RTC_ALM_READ with 12:34:56 and records RTC_ALM_SET."""
+
+    def ioctl(self, fd: int, request: int, arg: int | bytes = 0) -> tuple[int, bytes | None]:
+        self.calls.append(("ioctl", (fd, request, arg)))
+        if request == rtc.RTC_ALM_READ:
+            return 0, rtc.RtcTime(56, 34, 12, -1, -1, -1, -1, -1, -1).pack()
+        if request == rtc.RTC_PARAM_GET:
+            assert isinstance(arg, bytes)
+            param = rtc.RtcParam.unpack(arg)
+            return 0, rtc.RtcParam(param.param, 1 << rtc.RTC_FEATURE_ALARM).pack()
+        assert isinstance(arg, bytes)
+        return 0, arg
+
+
+def test_alarm_time_and_a_feature_bit() -> None:
+    # RTC_ALM_READ/SET: _IOR/_IOW('p', 0x08/0x07, struct rtc_time), a time of day only.
+    assert (rtc.RTC_ALM_READ, rtc.RTC_ALM_SET) == (0x80247008, 0x40247007)
+    agent = AlarmAgent()
+    dev = GuestPath(cast(AgentClient, agent), "/sys/bus/i2c/devices/0-0051")
+    with rtc.RTC(dev) as clock:
+        assert clock.has_feature(rtc.RTC_FEATURE_ALARM)
+        assert not clock.has_feature(rtc.RTC_FEATURE_UPDATE_INTERRUPT)
+        assert clock.read_alarm().tm_hour == 12
+        clock.set_alarm(datetime.time(6, 30, 5))
+    sets = [args for op, args in agent.calls if op == "ioctl" and args[1] == rtc.RTC_ALM_SET]
+    assert sets == [(7, rtc.RTC_ALM_SET, rtc.RtcTime(5, 30, 6).pack())]
