@@ -59,7 +59,16 @@ from typing import Final
 
 from roadtest.models.base import ModelError
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
-from roadtest.models.regmap import RO, RW, W1C, Access, Field, MappedSMBusModel, Register, RegisterMap
+from roadtest.models.regmap import (
+    RO,
+    RW,
+    W1C,
+    Access,
+    Field,
+    MappedSMBusModel,
+    Register,
+    RegisterMap,
+)
 
 ROWS: Final = 8
 COLS: Final = 10

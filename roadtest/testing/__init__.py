@@ -1,6 +1,7 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
+from roadtest.testing.evdev import EvdevDevice, EvdevTimeout, InputEvent, event_node
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.session import (
     BindError,
@@ -17,13 +18,17 @@ __all__ = [
     "Bound",
     "BoundDevice",
     "BoundPlatformDevice",
+    "EvdevDevice",
+    "EvdevTimeout",
     "GuestPath",
     "I2CDevice",
+    "InputEvent",
     "NotNotified",
     "PlatformDevice",
     "RoadtestSession",
     "SPIDevice",
     "Watch",
+    "event_node",
     "read_float",
     "read_int",
     "read_str",

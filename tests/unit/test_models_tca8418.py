@@ -7,6 +7,8 @@ KEY_EVENT_A encoding (bit 7 press, bits 6:0 the key) and the FIFO reading exampl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from roadtest.models import ModelError
@@ -137,12 +139,12 @@ class StepClock:
 
     def __init__(self) -> None:
         self.t = 0
-        self.pending: list[tuple[int, object]] = []
+        self.pending: list[tuple[int, Callable[[], None]]] = []
 
     def now(self) -> int:
         return self.t
 
-    def after(self, delay: int, fn: object) -> None:
+    def after(self, delay: int, fn: Callable[[], None]) -> None:
         self.pending.append((self.t + delay, fn))
 
     def advance(self, ns: int) -> None:
@@ -150,14 +152,14 @@ class StepClock:
         due = [fn for at, fn in self.pending if at <= self.t]
         self.pending = [(at, fn) for at, fn in self.pending if at > self.t]
         for fn in due:
-            fn()  # type: ignore[operator]
+            fn()
 
 
 def test_int_cfg_pulses_int_when_a_pending_interrupt_is_cleared() -> None:
     # Table 11: INT_CFG = 1, /INT deasserted for 50 us and asserted again while pending.
     m = TCA8418()
     clock = StepClock()
-    m.clock = clock  # type: ignore[assignment]
+    m.clock = clock
     keypad(m, cfg=INT_CFG | KE_IEN)
     m.press(0, 0)
     m.release(0, 0)
