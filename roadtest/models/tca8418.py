@@ -35,6 +35,9 @@ From the datasheet:
 - KP_GPIO1-3 (1Dh-1Fh): a 1 puts the pin in the keypad matrix: KP_GPIO1 bits 7:0 are
   ROW7-ROW0, KP_GPIO2 bits 7:0 COL7-COL0, KP_GPIO3 bits 1:0 COL9-COL8 (8.3.1, Table 9).
   Only keys whose row and column are both in the matrix are scanned.
+- DEBOUNCE_DIS1-3 (29h-2Bh), the debounce *disable* registers (Table 9's name), reset 0:
+  a 1 turns a pin's 50 us debounce (1 Features) off. The model stores them; with no
+  bounce modelled they change nothing.
 
 From memory (not checked against a page here, so said): which INT_STAT and KEY_LCK_EC bits
 the chip lets a host write (the model takes KEC, LCK1 and LCK2 as read-only, the FIFO

@@ -78,6 +78,7 @@ KEYPAD = I2CDevice(
 # Registers (SCPS215G Table 9) and bits (Table 11 and the INT_STAT description).
 REG_CFG, REG_KEY_EVENT_A = 0x01, 0x04
 REG_KP_GPIO1, REG_KP_GPIO2, REG_KP_GPIO3 = 0x1D, 0x1E, 0x1F
+REG_DEBOUNCE_DIS = (0x29, 0x2A, 0x2B)
 CFG_OVR_FLOW_M, CFG_INT_CFG, CFG_KE_IEN = 0x20, 0x10, 0x01
 
 
@@ -231,6 +232,19 @@ def test_probe_fails_when_configuring_fails(guest: RoadtestSession, failing: int
     with pytest.raises(BindError):
         with guest.device_events([Pass(failing), TransferFails(0)]), guest.bound(KEYPAD):
             pass
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tca8418_configure() writes the keypad's row and column mask to DEBOUNCE_DIS1-3 "
+    "under the comment 'Enable column debouncing'; SCPS215G Table 9 names 29h-2Bh the debounce "
+    "*disable* registers (a 1 turns a pin's 50 us debounce off, reset 0 = on), so it turns "
+    "debouncing off on every keypad pin",
+)
+def test_probe_leaves_debouncing_on(guest: RoadtestSession) -> None:
+    with guest.bound(KEYPAD) as dev:
+        for reg in REG_DEBOUNCE_DIS:
+            assert dev.model.regs[reg] == 0x00, f"DEBOUNCE_DIS{reg - 0x28}"
 
 
 @pytest.mark.xfail(
