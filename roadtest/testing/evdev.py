@@ -393,6 +393,19 @@ class EvdevDevice:
                     return frame
                 frame.append(event.key)
 
+    def read_values(
+        self, count: int, timeout: float = DEFAULT_TIMEOUT
+    ) -> list[tuple[int, int, int]]:
+        """Whole frames, joined, until they hold at least `count` events (SYN_REPORTs left
+        out): the input core ends a frame on its own when its buffer of values fills
+        (drivers/input/input.c), so a driver's one burst of many changes may come as several
+        frames. `timeout` host seconds for all of them."""
+        deadline = time.monotonic() + timeout
+        found: list[tuple[int, int, int]] = []
+        while len(found) < count:
+            found += self.read_frame(max(deadline - time.monotonic(), 0.0))
+        return found
+
     def read_frames(
         self, count: int, timeout: float = DEFAULT_TIMEOUT
     ) -> list[list[tuple[int, int, int]]]:

@@ -241,3 +241,12 @@ def test_not_open() -> None:
     dev = EvdevDevice(GuestPath(agent(FakeEvdev()), "/dev/input/event3"))
     with pytest.raises(RuntimeError, match="with block"):
         dev.name()
+
+
+def test_read_values_joins_whole_frames() -> None:
+    report = InputEvent(EV_SYN, SYN_REPORT, 0)
+    keys = [InputEvent(EV_KEY, code, 1) for code in (KEY_A, KEY_B, KEY_A)]
+    fake = FakeEvdev([b"".join(e.pack() for e in [keys[0], keys[1], report, keys[2], report])])
+    with EvdevDevice(GuestPath(agent(fake), "/dev/input/event3")) as dev:
+        assert dev.read_values(3) == [e.key for e in keys]
+        assert not dev.pending()  # the closing SYN_REPORT was read with them
