@@ -1,6 +1,7 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
+from roadtest.testing.evdev import EvdevDevice, EvdevTimeout, InputEvent, event_node
 from roadtest.testing.gpio import (
     EDGE_BOTH,
     EventId,
@@ -26,22 +27,25 @@ from roadtest.testing.sysfs import read_float, read_int, read_str, write_float, 
 from roadtest.testing.waiting import wait_until
 
 __all__ = [
-    "EDGE_BOTH",
     "BindError",
     "Bound",
     "BoundDevice",
     "BoundPlatformDevice",
+    "EDGE_BOTH",
+    "EvdevDevice",
+    "EvdevTimeout",
     "EventId",
     "GpioChip",
     "GpioEventTimeout",
     "GuestPath",
     "I2CDevice",
+    "InputEvent",
+    "LED",
+    "LEDName",
     "LineEvent",
     "LineFlag",
     "LineInfo",
     "LineRequest",
-    "LED",
-    "LEDName",
     "NotNotified",
     "NvmemDevice",
     "PlatformDevice",
@@ -49,10 +53,11 @@ __all__ = [
     "RoadtestSession",
     "SPIDevice",
     "Watch",
-    "nvmem_devices",
-    "only_nvmem",
     "device_led",
     "device_leds",
+    "event_node",
+    "nvmem_devices",
+    "only_nvmem",
     "read_float",
     "read_int",
     "read_str",
