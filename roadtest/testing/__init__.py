@@ -2,6 +2,14 @@
 
 from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
+from roadtest.testing.iio import (
+    ScanElement,
+    ScanLayout,
+    ScanType,
+    SysfsTrigger,
+    enable_scan_elements,
+    scan_elements,
+)
 from roadtest.testing.session import (
     BindError,
     Bound,
@@ -23,10 +31,16 @@ __all__ = [
     "PlatformDevice",
     "RoadtestSession",
     "SPIDevice",
+    "ScanElement",
+    "ScanLayout",
+    "ScanType",
+    "SysfsTrigger",
     "Watch",
+    "enable_scan_elements",
     "read_float",
     "read_int",
     "read_str",
+    "scan_elements",
     "wait_until",
     "write_float",
     "write_int",
