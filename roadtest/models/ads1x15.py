@@ -112,9 +112,7 @@ DR: Final = Field("DR", 7, 5)
 COMP_MODE: Final = Field("COMP_MODE", 4, values={"TRADITIONAL": 0, "WINDOW": 1})
 COMP_POL: Final = Field("COMP_POL", 3, values={"ACTIVE_LOW": 0, "ACTIVE_HIGH": 1})
 COMP_LAT: Final = Field("COMP_LAT", 2, values={"NON_LATCHING": 0, "LATCHING": 1})
-COMP_QUE: Final = Field(
-    "COMP_QUE", 1, 0, values={"ONE": 0, "TWO": 1, "FOUR": 2, "DISABLE": 3}
-)
+COMP_QUE: Final = Field("COMP_QUE", 1, 0, values={"ONE": 0, "TWO": 1, "FOUR": 2, "DISABLE": 3})
 CONFIG_FIELDS: Final = (OS, MUX, PGA, MODE, DR, COMP_MODE, COMP_POL, COMP_LAT, COMP_QUE)
 CONFIG_RESET: Final = 0x8583
 
