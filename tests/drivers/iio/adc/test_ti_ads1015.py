@@ -345,7 +345,7 @@ def test_triggered_buffer(guest: RoadtestSession, chip: Chip) -> None:
                 finally:
                     write_int(path / "buffer0/enable", 0)
         finally:
-            write_str(path / "trigger/current_trigger", "")
+            write_str(path / "trigger/current_trigger", "\n")
 
 
 def events(path: GuestPath, channel: str) -> tuple[GuestPath, str]:
@@ -524,7 +524,7 @@ def test_one_event_channel_at_a_time(guest: RoadtestSession, chip: Chip) -> None
             write_int(directory / f"{prefix}_rising_en", 0)
             assert read_int(path / "in_voltage2_raw") == 0
         finally:
-            write_str(path / "trigger/current_trigger", "")
+            write_str(path / "trigger/current_trigger", "\n")
 
 
 def test_active_high_alert(guest: RoadtestSession) -> None:
