@@ -202,7 +202,10 @@ def test_probe(guest: RoadtestSession, chip: Chip) -> None:
         raws = {p.name for p in path.glob("in_voltage*_raw")}
         assert raws == {f"in_{name}_raw" for name, *_ in CHANNELS}
         config = dev.model.config
-        assert MODE.get(config) == 0  # continuous
+        if dev.model.clock.simulated:
+            # On a real clock the guest may already have spent the driver's 2 s
+            # autosuspend delay, and powered the chip down (single-shot mode).
+            assert MODE.get(config) == 0  # continuous
         assert COMP_QUE.get(config) == 3  # comparator disabled
         assert COMP_LAT.get(config) == 1
         assert COMP_POL.get(config) == 0  # IRQ_TYPE_EDGE_FALLING: active low
@@ -565,6 +568,11 @@ def test_probe_nack(guest: RoadtestSession, chip: Chip) -> None:
 
 @BY_NAME
 @pytest.mark.parametrize("at_message", [0, 1])
+@pytest.mark.roadtest_time(
+    "sim",
+    reason="the failing transfer is counted from the bind; on a real clock the driver's 2 s "
+    "autosuspend may come first and take it",
+)
 def test_read_nack(guest: RoadtestSession, chip: Chip, at_message: int) -> None:
     """The probe's two transfers pass (Config read, then written continuous); the raw read's
     first, the Config read, fails at its pointer (0) or at its data (1): EIO, then the next
