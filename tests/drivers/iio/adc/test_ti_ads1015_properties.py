@@ -4,7 +4,8 @@ voltages, any MUX pairing and any full-scale range, a channel's raw value is Tab
 
     code = floor((V_AINp - V_AINn) * 2^(bits-1) / FSR), clipped to -2^(bits-1) .. 2^(bits-1)-1
 
-with the inputs anywhere from GND - 0.3 V to VDD + 0.3 V at VDD = 5 V, in millivolt steps.
+with the inputs anywhere from GND - 0.3 V to VDD + 0.3 V at VDD = 5 V, in millivolt steps,
+read once the chip has converted them.
 The ADS1115's +-0.256 V range is left out: its scale cannot be written (see
 test_ti_ads1015.py, test_every_available_scale_can_be_written).
 """
@@ -69,6 +70,9 @@ def check(
     write_str(path / f"in_{name}_scale", f"{Decimal(fsr_mv) / top:.9f}")
     model = dev.model
     model.ain0, model.ain1, model.ain2, model.ain3 = (mv / 1000 for mv in inputs)
+    # Two conversion times at DR 100b (128 or 1600 SPS): the chip converts continuously
+    # and a read with an unchanged configuration returns its latest conversion.
+    guest.sleep(0.02)
     millivolts = inputs[positive] - (inputs[negative] if negative is not None else 0)
     code = (Decimal(millivolts) * top / fsr_mv).to_integral_value(ROUND_FLOOR)
     expected = max(-top, min(top - 1, int(code)))
