@@ -22,7 +22,9 @@ threshold is below its low one turns ALERT/RDY into the conversion-ready pin
 
 from __future__ import annotations
 
+import contextlib
 import errno
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 
@@ -173,6 +175,19 @@ CHANNELS = [
 FSR_MV = (6144, 4096, 2048, 1024, 512, 256)  # PGA 000b..101b
 
 
+@contextlib.contextmanager
+def bound(guest: RoadtestSession, device: I2CDevice[ADS1x15]) -> Iterator[BoundDevice[ADS1x15]]:
+    """The device bound, and (under simulated time, where it costs nothing) the driver's
+    runtime-PM autosuspend spent: the driver enables runtime PM without marking the device
+    busy, so when its first suspend comes after probe depends on the guest's uptime. Past
+    it, the chip is powered down (single-shot mode) and the test's first access resumes it,
+    the same I/O in every run, so that recordings and replays agree."""
+    with guest.bound(device) as dev:
+        if dev.model.clock.simulated:
+            guest.sleep(2.5)
+        yield dev
+
+
 def iio(dev: BoundDevice[ADS1x15]) -> GuestPath:
     return dev.path.only("iio:device*")
 
@@ -192,7 +207,7 @@ def expected(chip: Chip, volts: tuple[float, ...], positive: int, negative: int 
 def test_probe(guest: RoadtestSession, chip: Chip) -> None:
     """Probe leaves the chip converting continuously with the comparator off, latching,
     active low for a falling-edge interrupt; every MUX pairing is a channel."""
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         path = iio(dev)
         # The driver calls every part "ads1015"; the ABI's name is "typically a part
         # number", and renaming would change what userspace matches on: not asserted
@@ -209,7 +224,7 @@ def test_probe(guest: RoadtestSession, chip: Chip) -> None:
 @BY_NAME
 def test_raw_readings(guest: RoadtestSession, chip: Chip) -> None:
     volts = (1.5, 0.25, 3.3, 1.0)  # AIN2 beyond +FS: clipped
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         set_inputs(dev.model, volts)
         for name, mux, positive, negative in CHANNELS:
             raw = read_int(iio(dev) / f"in_{name}_raw")
@@ -221,7 +236,7 @@ def test_raw_readings(guest: RoadtestSession, chip: Chip) -> None:
 
 @BY_NAME
 def test_scale(guest: RoadtestSession, chip: Chip) -> None:
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         path = iio(dev)
         available = [float(v) for v in read_str(path / "scale_available").split()]
         assert sorted(available) == pytest.approx(sorted(chip.scale(mv) for mv in FSR_MV))
@@ -251,7 +266,7 @@ def test_scale(guest: RoadtestSession, chip: Chip) -> None:
 def test_every_available_scale_can_be_written(guest: RoadtestSession, chip: Chip) -> None:
     if chip.bits == 12:
         pytest.xfail("the ADS1015's scales are exact in micro units; nothing to show")
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         path = iio(dev)
         for value in read_str(path / "scale_available").split():
             write_str(path / "in_voltage0_scale", value)
@@ -260,7 +275,7 @@ def test_every_available_scale_can_be_written(guest: RoadtestSession, chip: Chip
 
 @BY_NAME
 def test_sampling_frequency(guest: RoadtestSession, chip: Chip) -> None:
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         path = iio(dev)
         available = [int(v) for v in read_str(path / "sampling_frequency_available").split()]
         assert available == list(chip.rates)
@@ -280,7 +295,7 @@ def test_sampling_frequency(guest: RoadtestSession, chip: Chip) -> None:
 @BY_NAME
 def test_devicetree_channels(guest: RoadtestSession, chip: Chip) -> None:
     """The binding's channel@N: reg picks the MUX pairing, ti,gain the PGA, ti,datarate DR."""
-    with guest.bound(chip.channels) as dev:
+    with bound(guest, chip.channels) as dev:
         path = iio(dev)
         assert read_float(path / "in_voltage0_scale") == pytest.approx(chip.scale(1024))
         assert read_int(path / "in_voltage0_sampling_frequency") == chip.rates[5]
@@ -301,7 +316,7 @@ def test_devicetree_channels(guest: RoadtestSession, chip: Chip) -> None:
 def test_triggered_buffer(guest: RoadtestSession, chip: Chip) -> None:
     """One channel at a time (the driver's one-hot scan mask) and the timestamp, through a
     sysfs trigger; the scan elements' types say how to read the left-justified result."""
-    with guest.bound(chip.device) as dev, SysfsTrigger(guest.agent) as trigger:
+    with bound(guest, chip.device) as dev, SysfsTrigger(guest.agent) as trigger:
         path = iio(dev)
         elements = scan_elements(path)
         storage = "le:s12/16>>4" if chip.bits == 12 else "le:s16/16>>0"
@@ -366,7 +381,7 @@ def signed_threshold(chip: Chip, model: ADS1x15, reg: int) -> int:
 @BY_NAME
 def test_rising_threshold_event(guest: RoadtestSession, chip: Chip) -> None:
     """Traditional comparator: Hi_thresh the rising value, Lo_thresh one code below it."""
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         model = dev.model
         directory, prefix = events(iio(dev), "voltage0-voltage1")
         level = chip.top // 2  # +1.024 V at +-2.048 V
@@ -396,7 +411,7 @@ def test_rising_threshold_event(guest: RoadtestSession, chip: Chip) -> None:
 
 @BY_NAME
 def test_window_event(guest: RoadtestSession, chip: Chip) -> None:
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         model = dev.model
         directory, prefix = events(iio(dev), "voltage0-voltage1")
         write_int(directory / f"{prefix}_rising_value", chip.top // 4)
@@ -420,7 +435,7 @@ def test_window_event(guest: RoadtestSession, chip: Chip) -> None:
 @BY_NAME
 def test_event_period_is_the_comparator_queue(guest: RoadtestSession, chip: Chip) -> None:
     """The period is COMP_QUE's conversions at the channel's rate: 1, 2 or 4 / DR."""
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         model = dev.model
         directory, prefix = events(iio(dev), "voltage0-voltage1")
         period = directory / f"{prefix}_either_period"
@@ -453,7 +468,7 @@ def test_event_period_is_the_comparator_queue(guest: RoadtestSession, chip: Chip
     "(sysfs-bus-iio events are per channel)",
 )
 def test_event_code_names_the_channel(guest: RoadtestSession, chip: Chip) -> None:
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         model = dev.model
         path = iio(dev)
         cases = [
@@ -485,7 +500,7 @@ def test_event_code_names_the_channel(guest: RoadtestSession, chip: Chip) -> Non
     "fires at every conversion",
 )
 def test_window_thresholds_in_order(guest: RoadtestSession, chip: Chip) -> None:
-    with guest.bound(chip.device) as dev:
+    with bound(guest, chip.device) as dev:
         model = dev.model
         directory, prefix = events(iio(dev), "voltage0-voltage1")
         write_int(directory / f"{prefix}_rising_value", -10)
@@ -504,7 +519,7 @@ def test_window_thresholds_in_order(guest: RoadtestSession, chip: Chip) -> None:
 def test_one_event_channel_at_a_time(guest: RoadtestSession, chip: Chip) -> None:
     """One comparator: while it watches a channel, other channels' reads and events and
     the buffer are EBUSY; the watched channel still reads."""
-    with guest.bound(chip.device) as dev, SysfsTrigger(guest.agent) as trigger:
+    with bound(guest, chip.device) as dev, SysfsTrigger(guest.agent) as trigger:
         path = iio(dev)
         directory, prefix = events(path, "voltage0-voltage1")
         enable_scan_elements(path, ["in_voltage2"])
@@ -531,7 +546,7 @@ def test_one_event_channel_at_a_time(guest: RoadtestSession, chip: Chip) -> None
 def test_active_high_alert(guest: RoadtestSession) -> None:
     """A rising-edge interrupt makes the driver set COMP_POL: ALERT/RDY active high, the
     open drain pulling the line low until the comparator lets it go."""
-    with guest.bound(ADS1015_ACTIVE_HIGH) as dev:
+    with bound(guest, ADS1015_ACTIVE_HIGH) as dev:
         model = dev.model
         assert COMP_POL.get(model.config) == 1
         directory, prefix = events(iio(dev), "voltage0-voltage1")
@@ -569,11 +584,12 @@ def test_probe_nack(guest: RoadtestSession, chip: Chip) -> None:
     "autosuspend may come first and take it",
 )
 def test_read_nack(guest: RoadtestSession, chip: Chip, at_message: int) -> None:
-    """The probe's two transfers pass (Config read, then written continuous); the raw read's
-    first, the Config read, fails at its pointer (0) or at its data (1): EIO, then the next
-    read works."""
-    script: list[DeviceEvent] = [Pass(2), TransferFails(at_message)]
-    with guest.device_events(script), guest.bound(chip.channels) as dev:
+    """Six transfers pass: the probe's (Config read, then written continuous), the
+    autosuspend's and the raw read's resume's (each a Config read and write); the raw read's
+    own first, the Config read, fails at its pointer (0) or at its data (1): EIO, then the
+    next read works."""
+    script: list[DeviceEvent] = [Pass(6), TransferFails(at_message)]
+    with guest.device_events(script), bound(guest, chip.channels) as dev:
         dev.model.ain3 = 1.0
         raw = iio(dev) / "in_voltage3_raw"
         with pytest.raises(OSError) as info:
@@ -586,7 +602,7 @@ def test_read_nack(guest: RoadtestSession, chip: Chip, at_message: int) -> None:
 def test_runtime_suspend_and_unbind(guest: RoadtestSession, chip: Chip) -> None:
     """Idle for the driver's 2 s autosuspend delay the chip goes to power-down
     (single-shot mode); a read wakes it; unbinding powers it down."""
-    with guest.bound(chip.channels) as dev:
+    with bound(guest, chip.channels) as dev:
         model = dev.model
         model.ain3 = 0.5
         raw = iio(dev) / "in_voltage3_raw"
