@@ -177,14 +177,14 @@ FSR_MV = (6144, 4096, 2048, 1024, 512, 256)  # PGA 000b..101b
 
 @contextlib.contextmanager
 def bound(guest: RoadtestSession, device: I2CDevice[ADS1x15]) -> Iterator[BoundDevice[ADS1x15]]:
-    """The device bound, and (under simulated time, where it costs nothing) the driver's
-    runtime-PM autosuspend spent: the driver enables runtime PM without marking the device
-    busy, so when its first suspend comes after probe depends on the guest's uptime. Past
-    it, the chip is powered down (single-shot mode) and the test's first access resumes it,
-    the same I/O in every run, so that recordings and replays agree."""
+    """The device bound, and the driver's runtime-PM autosuspend spent: the driver enables
+    runtime PM without marking the device busy, so when its first suspend comes after probe
+    depends on the guest's uptime. Past it, the chip is powered down (single-shot mode) and
+    the test's first access resumes it, the same I/O in every run and on every clock, so
+    that recordings and replays agree. (Free under simulated time; 2.5 s on a real one.)"""
     with guest.bound(device) as dev:
-        if dev.model.clock.simulated:
-            guest.sleep(2.5)
+        guest.sleep(2.5)
+        wait_until(lambda: not dev.model.continuous, "the first autosuspend")
         yield dev
 
 
