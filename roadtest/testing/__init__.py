@@ -13,6 +13,14 @@ from roadtest.testing.gpio import (
     LineRequest,
 )
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
+from roadtest.testing.iio import (
+    ScanElement,
+    ScanLayout,
+    ScanType,
+    SysfsTrigger,
+    enable_scan_elements,
+    scan_elements,
+)
 from roadtest.testing.leds import LED, LEDName, device_led, device_leds
 from roadtest.testing.nvmem import NvmemDevice, nvmem_devices, only_nvmem
 from roadtest.testing.rtc import RTC
@@ -52,15 +60,21 @@ __all__ = [
     "RTC",
     "RoadtestSession",
     "SPIDevice",
+    "ScanElement",
+    "ScanLayout",
+    "ScanType",
+    "SysfsTrigger",
     "Watch",
     "device_led",
     "device_leds",
+    "enable_scan_elements",
     "event_node",
     "nvmem_devices",
     "only_nvmem",
     "read_float",
     "read_int",
     "read_str",
+    "scan_elements",
     "wait_until",
     "write_float",
     "write_int",

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Final, TypeVar
@@ -406,3 +408,262 @@ class IIOBuffer(_IIOFd):
         layout = struct.Struct(fmt)
         data = self._read(layout.size, timeout, f"buffer{self.index} scan")
         return layout.unpack(data)
+
+    def read_scan(
+        self, layout: ScanLayout, timeout: float = DEFAULT_TIMEOUT
+    ) -> dict[str, int | tuple[int, ...]]:
+        """One scan decoded by `layout` (from `enable_scan_elements`): {element: value}."""
+        return layout.decode(self._read(layout.size, timeout, f"buffer{self.index} scan"))
+
+
+# Scan elements: what a buffer holds and how (Documentation/ABI/testing/sysfs-bus-iio,
+# bufferY/*_type, *_index, *_en; Documentation/iio/iio_devbuf.rst)
+
+
+@dataclass(frozen=True)
+class ScanType:
+    """A scan element's storage, as its `_type` attribute gives it.
+
+    The ABI's form is `[be|le]:[s|u]bits/storagebits[Xrepeat][>>shift]`: the byte
+    order, the sign, the bits of data in `storagebits` of storage (which is also the
+    element's alignment in a scan), how many such values (`repeat`), and the shift
+    to apply before masking out the unused bits.
+    """
+
+    endianness: str  # "le" or "be"
+    signed: bool
+    realbits: int
+    storagebits: int
+    shift: int = 0
+    repeat: int = 1
+
+    _FORM: ClassVar[re.Pattern[str]] = re.compile(
+        r"(?P<end>le|be):(?P<sign>[su])(?P<bits>\d+)/(?P<storage>\d+)"
+        r"(?:X(?P<repeat>\d+))?(?:>>(?P<shift>\d+))?"
+    )
+
+    def __post_init__(self) -> None:
+        if self.endianness not in ("le", "be"):
+            raise ValueError(f"scan type endianness {self.endianness!r}: le or be")
+        if self.storagebits % 8 or self.storagebits <= 0:
+            raise ValueError(f"storagebits {self.storagebits} is not a whole number of bytes")
+        if not 0 < self.realbits <= self.storagebits - self.shift:
+            raise ValueError(
+                f"{self.realbits} bits shifted by {self.shift} do not fit "
+                f"{self.storagebits} bits of storage"
+            )
+        if self.repeat < 1:
+            raise ValueError(f"repeat {self.repeat} < 1")
+
+    @classmethod
+    def parse(cls, text: str) -> ScanType:
+        """`le:s12/16>>4`, as `bufferY/in_voltage0_type` reads (trailing newline allowed)."""
+        found = cls._FORM.fullmatch(text.strip())
+        if found is None:
+            raise ValueError(f"not an IIO scan element type: {text!r}")
+        return cls(
+            endianness=found["end"],
+            signed=found["sign"] == "s",
+            realbits=int(found["bits"]),
+            storagebits=int(found["storage"]),
+            shift=int(found["shift"] or 0),
+            repeat=int(found["repeat"] or 1),
+        )
+
+    def __str__(self) -> str:
+        repeat = f"X{self.repeat}" if self.repeat > 1 else ""
+        sign = "s" if self.signed else "u"
+        return f"{self.endianness}:{sign}{self.realbits}/{self.storagebits}{repeat}>>{self.shift}"
+
+    @property
+    def size(self) -> int:
+        """The element's size in a scan: storagebits/8 per value, `repeat` values."""
+        return self.storagebits // 8 * self.repeat
+
+    @property
+    def alignment(self) -> int:
+        """Where it may start in a scan: a multiple of its size ("naturally aligned")."""
+        return self.size
+
+    def _value(self, word: bytes) -> int:
+        raw = int.from_bytes(word, "little" if self.endianness == "le" else "big")
+        value = (raw >> self.shift) & ((1 << self.realbits) - 1)
+        if self.signed and value >> (self.realbits - 1):
+            value -= 1 << self.realbits
+        return value
+
+    def decode(self, data: bytes) -> int | tuple[int, ...]:
+        """The clean value of an element's bytes: shifted, masked to `realbits`, sign-extended
+        when signed; a tuple of `repeat` values when repeated."""
+        if len(data) != self.size:
+            raise ValueError(f"{self} is {self.size} bytes, got {len(data)}: {data.hex()}")
+        size = self.storagebits // 8
+        values = tuple(self._value(data[i : i + size]) for i in range(0, len(data), size))
+        return values[0] if self.repeat == 1 else values
+
+    def encode(self, value: int) -> bytes:
+        """One value stored as a driver would push it (unused bits 0): for tests of decoding."""
+        low = -(1 << (self.realbits - 1)) if self.signed else 0
+        high = (1 << (self.realbits - (1 if self.signed else 0))) - 1
+        if not low <= value <= high:
+            raise ValueError(f"{value} does not fit {self}")
+        raw = (value & ((1 << self.realbits) - 1)) << self.shift
+        return raw.to_bytes(self.storagebits // 8, "little" if self.endianness == "le" else "big")
+
+
+@dataclass(frozen=True)
+class ScanElement:
+    """One `bufferY/<name>_{index,type,en}` triple: `name` is e.g. "in_voltage0-voltage1"."""
+
+    name: str
+    index: int
+    type: ScanType
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class ScanLayout:
+    """Where each enabled element sits in one scan, and the scan's size.
+
+    Elements come in `index` order, each at the next offset that is a multiple of its
+    own size (Documentation/iio/iio_devbuf.rst: "naturally aligned"); the scan's size is
+    rounded up to a multiple of its largest element, so that consecutive scans keep
+    that alignment (what the kernel reports as bytes per datum).
+    """
+
+    offsets: tuple[tuple[ScanElement, int], ...]
+    size: int
+
+    @classmethod
+    def of(cls, elements: Iterable[ScanElement]) -> ScanLayout:
+        """The layout of the enabled ones among `elements`."""
+        offsets: list[tuple[ScanElement, int]] = []
+        position = largest = 0
+        for element in sorted((e for e in elements if e.enabled), key=lambda e: e.index):
+            align = element.type.alignment
+            position = -(-position // align) * align
+            offsets.append((element, position))
+            position += element.type.size
+            largest = max(largest, align)
+        size = -(-position // largest) * largest if largest else 0
+        return cls(tuple(offsets), size)
+
+    def names(self) -> list[str]:
+        return [element.name for element, _ in self.offsets]
+
+    def decode(self, data: bytes) -> dict[str, int | tuple[int, ...]]:
+        """{element name: clean value} of one scan's bytes."""
+        if len(data) != self.size:
+            raise ValueError(f"a scan of {self.names()} is {self.size} bytes, got {len(data)}")
+        return {
+            element.name: element.type.decode(data[offset : offset + element.type.size])
+            for element, offset in self.offsets
+        }
+
+
+def buffer_dir(iio_dir: GuestPath, buffer: int = 0) -> GuestPath:
+    """`iio:deviceN/bufferY`, where 5.11+ kernels keep the scan elements of buffer Y."""
+    return iio_dir / f"buffer{buffer}"
+
+
+def scan_elements(iio_dir: GuestPath, buffer: int = 0) -> dict[str, ScanElement]:
+    """Every scan element of a buffer, by name ("in_voltage0", "in_timestamp")."""
+    directory = buffer_dir(iio_dir, buffer)
+    found: dict[str, ScanElement] = {}
+    for index_file in directory.glob("*_index"):
+        name = index_file.name.removesuffix("_index")
+        found[name] = ScanElement(
+            name=name,
+            index=int(index_file.read_text()),
+            type=ScanType.parse((directory / f"{name}_type").read_text()),
+            enabled=(directory / f"{name}_en").read_text().strip() == "1",
+        )
+    return found
+
+
+def enable_scan_elements(iio_dir: GuestPath, names: Iterable[str], buffer: int = 0) -> ScanLayout:
+    """Enable exactly the scan elements `names` (disable the others) and return the layout
+    the buffer's scans then have, read back from sysfs.
+
+    An element the kernel refuses (a driver's validate_scan_mask, e.g. one channel at a
+    time) fails with the guest's `OSError` (EINVAL)."""
+    wanted = list(names)
+    elements = scan_elements(iio_dir, buffer)
+    unknown = [name for name in wanted if name not in elements]
+    if unknown:
+        raise KeyError(
+            f"no scan element {unknown} in {buffer_dir(iio_dir, buffer)}: {sorted(elements)}"
+        )
+    directory = buffer_dir(iio_dir, buffer)
+    for name, element in elements.items():  # disable first: a one-hot mask refuses a second
+        if element.enabled and name not in wanted:
+            (directory / f"{name}_en").write_text("0")
+    for name in wanted:
+        if not elements[name].enabled:
+            (directory / f"{name}_en").write_text("1")
+    return ScanLayout.of(scan_elements(iio_dir, buffer).values())
+
+
+# Triggers of iio-trig-sysfs (Documentation/ABI/testing/sysfs-bus-iio-trigger-sysfs)
+
+SYSFS_TRIGGER_DIR: Final = "/sys/bus/iio/devices/iio_sysfs_trigger"
+
+
+class SysfsTrigger:
+    """A trigger that the test fires by hand (CONFIG_IIO_SYSFS_TRIGGER):
+
+        with SysfsTrigger(guest.agent) as trigger:
+            write_str(iio / "trigger/current_trigger", trigger.name)
+            ...  # enable the buffer
+            trigger.fire()          # one scan, read with IIOBuffer
+
+    Entering writes `trigger_id` to iio_sysfs_trigger/add_trigger and finds the trigger
+    that appeared (its name, as triggerX/name reads); `fire()` writes triggerX/trigger_now;
+    leaving writes the id to remove_trigger. Detach it from devices before leaving.
+    """
+
+    def __init__(self, agent: AgentClient, trigger_id: int = 0) -> None:
+        self.agent = agent
+        self.trigger_id = trigger_id
+        self.path: GuestPath | None = None
+        self._name: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            raise RuntimeError("SysfsTrigger is not entered")
+        return self._name
+
+    def __enter__(self) -> SysfsTrigger:
+        control = GuestPath(self.agent, SYSFS_TRIGGER_DIR)
+        before = triggers(self.agent)
+        (control / "add_trigger").write_text(str(self.trigger_id))
+        try:
+            new = {name: path for name, path in triggers(self.agent).items() if name not in before}
+            if len(new) != 1:
+                raise RuntimeError(
+                    f"add_trigger {self.trigger_id}: {len(new)} new triggers ({sorted(new)})"
+                )
+            ((self._name, self.path),) = new.items()
+        except BaseException:
+            (control / "remove_trigger").write_text(str(self.trigger_id))
+            raise
+        return self
+
+    def fire(self) -> None:
+        """One trigger event: each device it drives captures a scan."""
+        if self.path is None:
+            raise RuntimeError("SysfsTrigger is not entered")
+        (self.path / "trigger_now").write_text("1")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.path is not None:
+            self.path = None
+            self._name = None
+            control = GuestPath(self.agent, SYSFS_TRIGGER_DIR)
+            (control / "remove_trigger").write_text(str(self.trigger_id))

@@ -23,9 +23,15 @@ from roadtest.testing.iio import (
     IIOEventMonitor,
     IIOEventType,
     IIOModifier,
+    ScanElement,
+    ScanLayout,
+    ScanType,
+    SysfsTrigger,
     device_index,
     devnode,
+    enable_scan_elements,
     iio_event_code,
+    scan_elements,
 )
 
 
@@ -185,3 +191,176 @@ def test_buffer_reads_one_scan() -> None:
 def test_devnode_wants_an_iio_device_dir() -> None:
     with pytest.raises(ValueError, match="iio:deviceN"):
         devnode(GuestPath(FakeAgent(), "/sys/bus/iio/devices/trigger0"))
+
+
+# Scan elements: the ABI's type strings (Documentation/ABI/testing/sysfs-bus-iio, bufferY/
+# *_type) and the natural alignment of Documentation/iio/iio_devbuf.rst
+
+
+def test_scan_type_parses_the_abi_form() -> None:
+    t = ScanType.parse("le:s12/16>>4\n")
+    assert t == ScanType("le", True, 12, 16, shift=4)
+    assert (t.size, t.alignment) == (2, 2)
+    assert str(t) == "le:s12/16>>4"
+    assert ScanType.parse("be:u16/16>>0") == ScanType("be", False, 16, 16)
+    repeated = ScanType.parse("le:s16/16X4>>0")
+    assert (repeated.repeat, repeated.size) == (4, 8)
+    assert str(repeated) == "le:s16/16X4>>0"
+    assert ScanType.parse("le:s64/64>>0").size == 8
+
+
+@pytest.mark.parametrize("text", ["", "le:s12/16>>", "xe:s12/16>>4", "le:x12/16", "le:s12/12"])
+def test_scan_type_refuses_other_forms(text: str) -> None:
+    with pytest.raises(ValueError):
+        ScanType.parse(text)
+
+
+def test_scan_type_checks_that_the_bits_fit() -> None:
+    with pytest.raises(ValueError, match="do not fit"):
+        ScanType("le", True, 14, 16, shift=4)
+
+
+def test_abi_example_s48_in_64_shifted_by_2() -> None:
+    # The ABI's own example: "s48/64>>2 ... shift right 2 and apply a mask to zero the
+    # top 16 bits of the result"; here signed, so sign-extended.
+    t = ScanType.parse("le:s48/64>>2")
+    raw = ((-5 & ((1 << 48) - 1)) << 2 | 0b11) | (0xABCD << 50 & ((1 << 64) - 1))
+    assert t.decode(raw.to_bytes(8, "little")) == -5
+
+
+@pytest.mark.parametrize(
+    ("text", "data", "value"),
+    [
+        ("le:s12/16>>4", bytes([0x10, 0x00]), 1),  # iio_devbuf.rst's accelerometer form
+        ("le:s12/16>>4", bytes([0xF0, 0xFF]), -1),
+        ("le:s12/16>>4", bytes([0xFF, 0x7F]), 2047),  # low four bits masked away
+        ("le:s12/16>>4", bytes([0x00, 0x80]), -2048),
+        ("be:s12/16>>4", bytes([0x80, 0x00]), -2048),
+        ("le:u16/16>>0", bytes([0x34, 0x12]), 0x1234),
+        ("be:u16/16>>0", bytes([0x12, 0x34]), 0x1234),
+        ("le:s16/16>>0", bytes([0x00, 0x80]), -32768),
+    ],
+)
+def test_scan_type_decode(text: str, data: bytes, value: int) -> None:
+    assert ScanType.parse(text).decode(data) == value
+
+
+def test_repeated_elements_decode_to_tuples() -> None:
+    t = ScanType.parse("le:s16/16X3>>0")
+    assert t.decode(struct.pack("<hhh", 1, -2, 3)) == (1, -2, 3)
+
+
+@given(st.integers(-2048, 2047))
+def test_encode_decode_round_trip_s12(value: int) -> None:
+    t = ScanType.parse("le:s12/16>>4")
+    assert t.decode(t.encode(value)) == value
+    assert t.encode(value) == struct.pack("<h", value << 4)
+
+
+def element(name: str, index: int, text: str, enabled: bool = True) -> ScanElement:
+    return ScanElement(name, index, ScanType.parse(text), enabled)
+
+
+def test_layout_of_iio_devbuf_example() -> None:
+    # Documentation/iio/iio_devbuf.rst: u16, u32, u32, u64 -> 0, 4, 8, 16; 24 bytes.
+    elements = [
+        element("in_c3", 3, "be:u64/64>>0"),
+        element("in_c0", 0, "be:u16/16>>0"),
+        element("in_c1", 1, "be:u32/32>>0"),
+        element("in_c2", 2, "be:u32/32>>0"),
+    ]
+    layout = ScanLayout.of(elements)
+    assert [(e.name, offset) for e, offset in layout.offsets] == [
+        ("in_c0", 0),
+        ("in_c1", 4),
+        ("in_c2", 8),
+        ("in_c3", 16),
+    ]
+    assert layout.size == 24
+    # Only channel0 and channel3: six bytes of padding, 16 in all.
+    only = ScanLayout.of(
+        [element("in_c0", 0, "be:u16/16>>0"), element("in_c3", 3, "be:u64/64>>0")]
+        + [element("in_c1", 1, "be:u32/32>>0", enabled=False)]
+    )
+    assert [offset for _, offset in only.offsets] == [0, 8]
+    assert only.size == 16
+
+
+def test_layout_with_timestamp_and_decode() -> None:
+    layout = ScanLayout.of(
+        [element("in_voltage0", 4, "le:s12/16>>4"), element("in_timestamp", 8, "le:s64/64>>0")]
+    )
+    assert layout.size == 16
+    data = struct.pack("<h6xq", -100 << 4, 123456789)
+    assert layout.decode(data) == {"in_voltage0": -100, "in_timestamp": 123456789}
+    with pytest.raises(ValueError, match="16 bytes"):
+        layout.decode(data[:8])
+
+
+def test_layout_rounds_up_to_the_largest_element() -> None:
+    layout = ScanLayout.of([element("a", 0, "le:u32/32>>0"), element("b", 1, "le:u16/16>>0")])
+    assert layout.size == 8
+    assert ScanLayout.of([]).size == 0
+
+
+class SysfsAgent(FakeAgent):
+    """A fake sysfs: files by path, with iio-trig-sysfs's add and remove."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: dict[str, str] = {"/sys/bus/iio/devices/trigger0/name": "other\n"}
+        self.writes: list[tuple[str, str]] = []
+
+    def read_file(self, path: str) -> bytes:
+        return self.files[path].encode()
+
+    def write_file(self, path: str, data: bytes | str) -> None:
+        text = data.decode() if isinstance(data, bytes) else data
+        self.writes.append((path, text))
+        if path.endswith("/add_trigger"):
+            self.files[f"/sys/bus/iio/devices/trigger{int(text) + 1}/name"] = f"sysfstrig{text}\n"
+        elif path.endswith("/remove_trigger"):
+            del self.files[f"/sys/bus/iio/devices/trigger{int(text) + 1}/name"]
+        else:
+            self.files[path] = text
+
+    def listdir(self, path: str) -> list[str]:
+        prefix = path.rstrip("/") + "/"
+        return sorted({p[len(prefix) :].split("/")[0] for p in self.files if p.startswith(prefix)})
+
+
+def test_sysfs_trigger_adds_fires_and_removes() -> None:
+    agent = SysfsAgent()
+    with SysfsTrigger(agent, trigger_id=3) as trigger:
+        assert trigger.name == "sysfstrig3"
+        assert agent.writes == [("/sys/bus/iio/devices/iio_sysfs_trigger/add_trigger", "3")]
+        trigger.fire()
+        assert agent.writes[-1] == ("/sys/bus/iio/devices/trigger4/trigger_now", "1")
+    assert agent.writes[-1] == ("/sys/bus/iio/devices/iio_sysfs_trigger/remove_trigger", "3")
+    assert "/sys/bus/iio/devices/trigger4/name" not in agent.files
+    with pytest.raises(RuntimeError, match="not entered"):
+        trigger.fire()
+
+
+def test_enable_scan_elements_disables_the_others_first() -> None:
+    agent = SysfsAgent()
+    base = "/sys/bus/i2c/devices/0-0048/iio:device0/buffer0"
+    for name, index, enabled in [("in_voltage0", 4, "1"), ("in_voltage1", 5, "0")]:
+        agent.files[f"{base}/{name}_index"] = f"{index}\n"
+        agent.files[f"{base}/{name}_type"] = "le:s12/16>>4\n"
+        agent.files[f"{base}/{name}_en"] = f"{enabled}\n"
+    agent.files[f"{base}/in_timestamp_index"] = "8\n"
+    agent.files[f"{base}/in_timestamp_type"] = "le:s64/64>>0\n"
+    agent.files[f"{base}/in_timestamp_en"] = "0\n"
+    iio = GuestPath(agent, "/sys/bus/i2c/devices/0-0048/iio:device0")
+    layout = enable_scan_elements(iio, ["in_voltage1", "in_timestamp"])
+    assert agent.writes == [
+        (f"{base}/in_voltage0_en", "0"),
+        (f"{base}/in_voltage1_en", "1"),
+        (f"{base}/in_timestamp_en", "1"),
+    ]
+    assert layout.names() == ["in_voltage1", "in_timestamp"]
+    assert layout.size == 16
+    assert set(scan_elements(iio)) == {"in_voltage0", "in_voltage1", "in_timestamp"}
+    with pytest.raises(KeyError, match="in_voltage9"):
+        enable_scan_elements(iio, ["in_voltage9"])
