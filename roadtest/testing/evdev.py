@@ -23,10 +23,9 @@ import struct
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from types import TracebackType
 from typing import ClassVar, Final
 
-from roadtest.guest.client import AgentClient
+from roadtest.testing.devnode import DeviceNode
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.uapi import IOR, IOW, POLLIN, wait_readable
 
@@ -235,7 +234,7 @@ class EvdevTimeout(TimeoutError):
     """No input event became readable in time."""
 
 
-class EvdevDevice:
+class EvdevDevice(DeviceNode):
     """One /dev/input/eventN, open in the guest for the `with` block.
 
         with EvdevDevice.of(dev.path) as keypad:
@@ -247,10 +246,10 @@ class EvdevDevice:
     as to any userspace reader (the key state, `keys_down()`, is not).
     """
 
+    open_flags = os.O_RDONLY | os.O_NONBLOCK
+
     def __init__(self, node: GuestPath) -> None:
-        self.node = node
-        self.agent: AgentClient = node.agent
-        self._fd: int | None = None
+        super().__init__(node)
         self._queued: list[InputEvent] = []
 
     @classmethod
@@ -258,31 +257,9 @@ class EvdevDevice:
         """The event device of a bound device (its sysfs directory), by `event_node`."""
         return cls(event_node(device_dir))
 
-    def __enter__(self) -> EvdevDevice:
-        self._fd = self.agent.open(str(self.node), os.O_RDONLY | os.O_NONBLOCK)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None and not self.agent.broken:
-            self.agent.close(fd)
-
-    @property
-    def fd(self) -> int:
-        if self._fd is None:
-            raise RuntimeError(f"{self.node} is not open: use the EvdevDevice in a with block")
-        return self._fd
-
     def _ioctl(self, request: int, size: int, arg: bytes | None = None) -> tuple[int, bytes]:
-        ret, buf = self.agent.ioctl(self.fd, request, arg if arg is not None else bytes(size))
-        if buf is None:
-            raise RuntimeError(f"ioctl {request:#x} on {self.node}: the agent returned no buffer")
-        return ret, buf
+        """An ioctl that fills `size` bytes (or reads and fills `arg`)."""
+        return self.ioctl(request, arg if arg is not None else bytes(size))
 
     # Identity
 

@@ -20,14 +20,13 @@ the guest's clock jumps over idle waits (roadtest.testing.uapi).
 from __future__ import annotations
 
 import enum
-import os
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Final
 
 from roadtest.guest.client import AgentClient
+from roadtest.testing.devnode import DeviceNode, GuestFd
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.uapi import IOR, IOWR, POLLIN, wait_readable
 
@@ -318,42 +317,23 @@ class GpioEventTimeout(TimeoutError):
     """No edge event became readable in time."""
 
 
-class LineRequest:
+class LineRequest(GuestFd):
     """Requested lines: the request's fd in the guest, closed (the lines released) when
     the `with` block ends or by `release()`. Values are by offset."""
 
     def __init__(self, agent: AgentClient, fd: int, offsets: Sequence[int], node: str) -> None:
-        self.agent = agent
-        self.fd: int | None = fd
+        super().__init__(agent, f"lines {list(offsets)} of {node}", fd)
         self.offsets = tuple(offsets)
         self.node = node
 
-    def __enter__(self) -> LineRequest:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
-
     def release(self) -> None:
-        fd, self.fd = self.fd, None
-        if fd is not None and not self.agent.broken:
-            self.agent.close(fd)
+        self.close()
 
-    def _fd(self) -> int:
-        if self.fd is None:
-            raise RuntimeError(f"lines {list(self.offsets)} of {self.node} were released")
-        return self.fd
+    def _not_open_hint(self) -> str:
+        return "they were released"
 
     def _ioctl(self, request: int, arg: bytes) -> bytes:
-        _, buf = self.agent.ioctl(self._fd(), request, arg)
-        if buf is None:
-            raise RuntimeError(f"ioctl {request:#x}: the agent returned no buffer")
-        return buf
+        return self.ioctl(request, arg)[1]
 
     def get_values(self, offsets: Iterable[int] | None = None) -> dict[int, int]:
         """GPIO_V2_LINE_GET_VALUES_IOCTL: {offset: 0 or 1} (logical values: an active-low
@@ -378,7 +358,7 @@ class LineRequest:
 
     def read_event(self, timeout: float = 10.0) -> LineEvent:
         """The next edge event; `GpioEventTimeout` if none within `timeout` host seconds."""
-        fd = self._fd()
+        fd = self.fd
         try:
             wait_readable(self.agent, fd, timeout, "edge event")
         except TimeoutError:
@@ -390,7 +370,7 @@ class LineRequest:
 
     def pending_events(self) -> list[LineEvent]:
         """The events readable now, without waiting."""
-        fd = self._fd()
+        fd = self.fd
         events: list[LineEvent] = []
         while any(r & POLLIN for _, r in self.agent.poll([(fd, POLLIN)], 0)):
             data = self.agent.read(fd, 16 * LINE_EVENT.size)
@@ -399,7 +379,7 @@ class LineRequest:
         return events
 
 
-class GpioChip:
+class GpioChip(DeviceNode):
     """One /dev/gpiochipN, opened in the guest for the `with` block.
 
     Give it the bound device's sysfs directory (the GPIO device is its child,
@@ -408,39 +388,15 @@ class GpioChip:
     """
 
     def __init__(self, device_dir: GuestPath) -> None:
-        self.agent: AgentClient = device_dir.agent
         if device_dir.path.startswith("/dev/"):
-            self.name = device_dir.name
+            name = device_dir.name
         else:
-            self.name = device_dir.only("gpiochip*").name
-        self.node = f"/dev/{self.name}"
-        self._fd: int | None = None
-
-    def __enter__(self) -> GpioChip:
-        self._fd = self.agent.open(self.node, os.O_RDONLY)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None and not self.agent.broken:
-            self.agent.close(fd)
-
-    @property
-    def fd(self) -> int:
-        if self._fd is None:
-            raise RuntimeError(f"{self.node} is not open: use the GpioChip in a with block")
-        return self._fd
+            name = device_dir.only("gpiochip*").name
+        super().__init__(GuestPath(device_dir.agent, f"/dev/{name}"))
+        self.name = name
 
     def _ioctl(self, request: int, arg: bytes) -> bytes:
-        _, buf = self.agent.ioctl(self.fd, request, arg)
-        if buf is None:
-            raise RuntimeError(f"ioctl {request:#x}: the agent returned no buffer")
-        return buf
+        return self.ioctl(request, arg)[1]
 
     def info(self) -> ChipInfo:
         """GPIO_GET_CHIPINFO_IOCTL."""
@@ -461,7 +417,7 @@ class GpioChip:
         data = self._ioctl(
             GPIO_V2_GET_LINE_IOCTL, pack_request(offsets, consumer, config, event_buffer_size)
         )
-        return LineRequest(self.agent, request_fd(data), offsets, self.node)
+        return LineRequest(self.agent, request_fd(data), offsets, str(self.node))
 
     def request_input(
         self,

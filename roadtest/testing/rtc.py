@@ -12,13 +12,11 @@ RTC_PARAM_SET: the feature bits and the correction) and its sysfs `offset` attri
 from __future__ import annotations
 
 import datetime
-import os
 import struct
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Final
 
-from roadtest.guest.client import AgentClient
+from roadtest.testing.devnode import DeviceNode
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.uapi import IO, IOR, IOW, wait_readable
 
@@ -183,7 +181,7 @@ class RtcIrqTimeout(TimeoutError):
     """No RTC interrupt became readable in time."""
 
 
-class RTC:
+class RTC(DeviceNode):
     """One /dev/rtcN, opened in the guest for the `with` block.
 
     Give it the bound device's sysfs directory: the RTC core names the
@@ -193,38 +191,13 @@ class RTC:
     """
 
     def __init__(self, device_dir: GuestPath) -> None:
-        self.agent: AgentClient = device_dir.agent
+        # O_RDONLY is enough for every ioctl here; the RTC allows one opener at a time.
         self.sysfs = (device_dir / "rtc").only("rtc*")
         self.name = self.sysfs.name
-        self.node = f"/dev/{self.name}"
-        self._fd: int | None = None
-
-    def __enter__(self) -> RTC:
-        # O_RDONLY is enough for every ioctl here; the RTC allows one opener at a time.
-        self._fd = self.agent.open(self.node, os.O_RDONLY)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None and not self.agent.broken:
-            self.agent.close(fd)
-
-    @property
-    def fd(self) -> int:
-        if self._fd is None:
-            raise RuntimeError(f"{self.node} is not open: use the RTC in a with block")
-        return self._fd
+        super().__init__(GuestPath(device_dir.agent, f"/dev/{self.name}"))
 
     def _ioctl(self, request: int, arg: bytes) -> bytes:
-        _, buf = self.agent.ioctl(self.fd, request, arg)
-        if buf is None:
-            raise RuntimeError(f"ioctl {request:#x}: the agent returned no buffer")
-        return buf
+        return self.ioctl(request, arg)[1]
 
     # Time
 
@@ -265,7 +238,7 @@ class RTC:
 
     def alarm_irq(self, enabled: bool) -> None:
         """RTC_AIE_ON / RTC_AIE_OFF."""
-        self.agent.ioctl(self.fd, RTC_AIE_ON if enabled else RTC_AIE_OFF)
+        self.ioctl_none(RTC_AIE_ON if enabled else RTC_AIE_OFF)
 
     # Parameters (RTC_PARAM_GET / RTC_PARAM_SET)
 
@@ -315,7 +288,7 @@ class RTC:
         return int(flags)
 
     def vl_clear(self) -> None:
-        self.agent.ioctl(self.fd, RTC_VL_CLR)
+        self.ioctl_none(RTC_VL_CLR)
 
     # Interrupts
 

@@ -171,7 +171,7 @@ def test_consumer_against_a_fake_cdev() -> None:
     cdev = FakeCdev()
     dev = GuestPath(cast(AgentClient, cdev), "/sys/bus/i2c/devices/0-0020")
     with GpioChip(dev) as chip:
-        assert chip.node == "/dev/gpiochip3"
+        assert str(chip.node) == "/dev/gpiochip3"
         assert chip.info() == ChipInfo("gpiochip3", "pcf8574", 8)
         with chip.request_output({6: 1, 2: 0}) as lines:
             lines.set_values({2: 1})
@@ -197,6 +197,6 @@ def test_consumer_against_a_fake_cdev() -> None:
 def test_chip_from_a_node_and_closed_use() -> None:
     cdev = FakeCdev()
     chip = GpioChip(GuestPath(cast(AgentClient, cdev), "/dev/gpiochip0"))
-    assert chip.node == "/dev/gpiochip0"
+    assert str(chip.node) == "/dev/gpiochip0"
     with pytest.raises(RuntimeError, match="with block"):
         chip.info()

@@ -86,7 +86,7 @@ def test_node_from_sysfs_and_irq_timeout() -> None:
     agent = FakeAgent()
     dev = GuestPath(cast(AgentClient, agent), "/sys/bus/i2c/devices/0-0051")
     with rtc.RTC(dev) as clock:
-        assert clock.node == "/dev/rtc3"
+        assert str(clock.node) == "/dev/rtc3"
         with pytest.raises(rtc.RtcIrqTimeout, match="/dev/rtc3"):
             clock.read_irq(timeout=0.05)
     assert agent.calls[0] == ("open", ("/dev/rtc3", os.O_RDONLY))
