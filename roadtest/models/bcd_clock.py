@@ -16,12 +16,16 @@ PCF8563, PCF85063, RX-8025 and DS1307-family models:
   the two-digit calendar of 2000-2099 that these chips keep (every year divisible by
   four a leap year, 00 included), with the number of times the year wrapped 99 -> 00
   (where a chip toggles its century bit) and of midnights passed (where it counts its
-  weekday on).
+  weekday on);
+- `AlarmComparison`: the alarm of NXP's clocks (PCF8563, PCF85063, PCF2123), one
+  register per compared field, bit 7 of each leaving its field out, AF set "when all
+  enabled comparisons first match".
 """
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 PM_BIT: Final = 1 << 5  # the AM/PM bit of the 12-hour hours register, on every chip here
@@ -110,3 +114,45 @@ def advance_calendar(now: datetime.datetime, seconds: int) -> tuple[datetime.dat
     then = now + left
     days += (then.date() - now.date()).days
     return then, wraps, days
+
+
+#: The registers of a model, by address: a list, or a dict where the map has holes.
+Registers = Sequence[int] | Mapping[int, int]
+
+ALARM_DISABLED: Final = 1 << 7  # AE_x / AEN_x: this field takes no part in the comparison
+
+
+class AlarmComparison:
+    """The alarm of NXP's clocks: each alarm register (`pairs`: alarm, time register) is
+    compared with its time register unless its bit 7 is set, and "when all enabled
+    comparisons first match, AF is set" (the PCF8563 datasheet's words; the PCF85063A's
+    and PCF2123's alarms work the same way): a match that holds on is not a new one, and
+    a comparison with none enabled never matches. `same(alarm, time)` says whether the
+    two registers' values agree (the chip's masks, its 12-hour coding). The model calls
+    `settle` where the registers change without the clock counting, and `counted` after
+    each step of the count.
+    """
+
+    def __init__(self, pairs: Sequence[tuple[int, int]], same: Callable[[int, int], bool]):
+        self.pairs = tuple(pairs)
+        self.same = same
+        self.matching = False  # all enabled comparisons matched at the last look
+
+    def enabled(self, regs: Registers) -> bool:
+        return any(not regs[alarm] & ALARM_DISABLED for alarm, _ in self.pairs)
+
+    def matches(self, regs: Registers) -> bool:
+        enabled = [(a, t) for a, t in self.pairs if not regs[a] & ALARM_DISABLED]
+        return bool(enabled) and all(self.same(a, t) for a, t in enabled)
+
+    def settle(self, regs: Registers) -> None:
+        """The registers changed without the clock counting (a write, a time set): a
+        match now is no edge."""
+        self.matching = self.matches(regs)
+
+    def counted(self, regs: Registers) -> bool:
+        """The clock counted: whether the comparisons first match now (AF is to be set)."""
+        matching = self.matches(regs)
+        first = matching and not self.matching
+        self.matching = matching
+        return first

@@ -45,6 +45,7 @@ import threading
 from typing import Final
 
 from roadtest.models.base import ModelError
+from roadtest.models.bcd_clock import AlarmComparison, bcd, bcd_in_range, from_bcd
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 from roadtest.models.spi_registers import SPIFraming, SPIRegisters
 
@@ -165,19 +166,6 @@ SPI_FRAMING: Final = SPIFraming(
 )
 
 
-def bcd(value: int) -> int:
-    if not 0 <= value <= 99:
-        raise ValueError(f"{value} does not fit two BCD digits")
-    return (value // 10) << 4 | value % 10
-
-
-def from_bcd(value: int) -> int:
-    high, low = value >> 4, value & 0xF
-    if high > 9 or low > 9:
-        raise ValueError(f"{value:#04x} is not BCD")
-    return high * 10 + low
-
-
 def offset_ppm(register: int) -> float:
     """What an Offset_register value means, in ppm (Table 36)."""
     steps = register & 0x7F
@@ -202,7 +190,7 @@ class PCF2123(InterruptPin, SPIRegisters):
         self._lock = threading.RLock()
         self.regs = list(RESET)
         self.reads = 0
-        self._alarm_matching = False
+        self._alarm = AlarmComparison(ALARMS, self._alarm_agrees)
 
     # The INT output
 
@@ -240,7 +228,7 @@ class PCF2123(InterruptPin, SPIRegisters):
             self._put(when)
             self.regs[REG_SECONDS] &= ~OS
             self.regs[REG_WEEKDAYS] = when.isoweekday() % 7
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(self.regs)
 
     def advance(self, seconds: int) -> None:
         """Let `seconds` pass: the clock counts (unless STOP), and the alarm may set AF.
@@ -256,10 +244,8 @@ class PCF2123(InterruptPin, SPIRegisters):
                 step = min(left, 60 - now.second)
                 self._count(now, step)
                 left -= step
-                matching = self._alarm_matches()
-                if matching and not self._alarm_matching:
+                if self._alarm.counted(self.regs):
                     self.regs[REG_CONTROL_2] |= CTRL2_AF
-                self._alarm_matching = matching
             self.update_int()
 
     # The clock (lock held)
@@ -307,12 +293,9 @@ class PCF2123(InterruptPin, SPIRegisters):
         self._put(then)  # OS as it was
         self.regs[REG_WEEKDAYS] = (self.regs[REG_WEEKDAYS] + days) % 7
 
-    def _alarm_matches(self) -> bool:
-        regs = self.regs
-        enabled = [(a, t) for a, t in ALARMS if not regs[a] & AE]
-        return bool(enabled) and all(
-            regs[a] & BCD_FIELDS[a][0] == regs[t] & BCD_FIELDS[a][0] for a, t in enabled
-        )
+    def _alarm_agrees(self, alarm: int, time: int) -> bool:
+        mask = BCD_FIELDS[alarm][0]
+        return self.regs[alarm] & mask == self.regs[time] & mask
 
     # Registers
 
@@ -332,7 +315,7 @@ class PCF2123(InterruptPin, SPIRegisters):
         if addr == REG_CONTROL_1:
             if val == SOFTWARE_RESET:
                 self.regs = list(RESET)
-                self._alarm_matching = False
+                self._alarm.matching = False
                 return
             for bit, what in (
                 (CTRL1_ZERO, "bits that are 0 (6, 3, 0) outside the software reset 58h"),
@@ -354,15 +337,11 @@ class PCF2123(InterruptPin, SPIRegisters):
             raise ModelError("PCF2123: the countdown timer (TE) is not modelled")
         elif addr in BCD_FIELDS and not (addr in dict(ALARMS) and val & AE):
             mask, low, high = BCD_FIELDS[addr]
-            try:
-                ok = low <= from_bcd(val & mask) <= high
-            except ValueError:
-                ok = False
-            if not ok:
+            if not bcd_in_range(val, mask, low, high):
                 raise ModelError(
                     f"PCF2123: {val:#04x} written to register {addr:#04x} is not BCD {low}-{high}"
                 )
         regs[addr] = val & IMPLEMENTED[addr]
         if addr in BCD_FIELDS:
             # The alarm fires when the clock counts into a match, not on a write.
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(regs)

@@ -67,7 +67,7 @@ import threading
 from typing import Final
 
 from roadtest.models.base import ModelError
-from roadtest.models.bcd_clock import bcd, from_bcd
+from roadtest.models.bcd_clock import AlarmComparison, bcd, from_bcd
 from roadtest.models.bcd_clock import weekday_sunday0 as weekday
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
 from roadtest.models.regmap import Field, MappedSMBusModel, Register, RegisterMap
@@ -299,7 +299,7 @@ class PCF85063(InterruptPin, MappedSMBusModel):
         self._lock = threading.RLock()
         self._timer_count = 0
         self._timer_minutes = 0  # seconds towards the next 1/60 Hz timer tick
-        self._alarm_matching = False  # all enabled comparisons matched at the last count
+        self._alarm = AlarmComparison(ALARMS if self.has_alarm else (), self._alarm_agrees)
         self.reads = 0  # read messages served: lets a test wait for the kernel's own reads
         self.software_resets = 0
         super().__init__()
@@ -312,7 +312,7 @@ class PCF85063(InterruptPin, MappedSMBusModel):
             super().reset_registers()
             self._timer_count = 0
             self._timer_minutes = 0
-            self._alarm_matching = False
+            self._alarm.matching = False
 
     # INT
 
@@ -421,7 +421,7 @@ class PCF85063(InterruptPin, MappedSMBusModel):
             regs[REG_WEEKDAYS] = weekday(when) if weekday_number is None else weekday_number
             regs[REG_MONTHS] = bcd(when.month)
             regs[REG_YEARS] = bcd(when.year - 2000)
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(regs)
 
     def advance(self, seconds: int) -> None:
         """Let `seconds` pass: the clock counts (unless STOP), the alarm, the minute and
@@ -446,20 +446,17 @@ class PCF85063(InterruptPin, MappedSMBusModel):
             if ctrl2 & CTRL2_HMI and elapsed >= 30 * (start.second // 30 + 1):
                 self.regs[REG_CONTROL_2] |= CTRL2_TF
             left = seconds
-            if self.has_alarm and self._alarm_enabled():
+            if self._alarm.enabled(self.regs):
                 per_second = not self.regs[REG_SECOND_ALARM] & AEN
                 step = 1 if per_second else 60 - start.second
                 while step <= left:
                     self._count(step)
                     left -= step
                     step = 1 if per_second else 60
-                    matching = self._alarm_matches()
-                    if matching and not self._alarm_matching:
-                        # "When all enabled comparisons first match, AF is set."
+                    if self._alarm.counted(self.regs):
                         self.regs[REG_CONTROL_2] |= CTRL2_AF
-                    self._alarm_matching = matching
             self._count(left)
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(self.regs)
         self.update_int()
 
     # Clock internals (lock held)
@@ -531,18 +528,9 @@ class PCF85063(InterruptPin, MappedSMBusModel):
         regs[REG_MONTHS] = bcd(then.month)
         regs[REG_YEARS] = bcd(then.year - 2000)
 
-    def _alarm_enabled(self) -> bool:
-        return self.has_alarm and any(not self.regs[a] & AEN for a, _ in ALARMS)
-
-    def _alarm_matches(self) -> bool:
-        """All enabled alarm comparisons match the clock (none enabled: no alarm)."""
-        if not self.has_alarm:
-            return False
+    def _alarm_agrees(self, alarm: int, time: int) -> bool:
         regs = self.regs
-        enabled = [(a, t) for a, t in ALARMS if not regs[a] & AEN]
-        return bool(enabled) and all(
-            self._decode(a, regs[a]) == self._decode(t, regs[t]) >= 0 for a, t in enabled
-        )
+        return self._decode(alarm, regs[alarm]) == self._decode(time, regs[time]) >= 0
 
     def _run_timer(self, seconds: int) -> None:
         if not self.has_alarm:
@@ -611,7 +599,7 @@ class PCF85063(InterruptPin, MappedSMBusModel):
         regs[addr] = new
         if addr in BCD_FIELDS:
             # The alarm fires when the clock counts into a match, not on a write.
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(regs)
 
     # I2C: the address counts on after each byte, wraps after the last register, and is
     # kept across transfers.

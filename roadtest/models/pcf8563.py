@@ -37,7 +37,12 @@ import threading
 from typing import Final
 
 from roadtest.models.base import ModelError, SMBusModel
-from roadtest.models.bcd_clock import advance_calendar, bcd_in_range, weekday_sunday0
+from roadtest.models.bcd_clock import (
+    AlarmComparison,
+    advance_calendar,
+    bcd_in_range,
+    weekday_sunday0,
+)
 from roadtest.models.bcd_clock import bcd as bcd  # re-exported: the PCF8563's tests use them
 from roadtest.models.bcd_clock import from_bcd as from_bcd
 from roadtest.models.interrupt import Drive, InterruptPin, Polarity
@@ -166,7 +171,7 @@ class PCF8563(InterruptPin, SMBusModel):
         self._timer_reload = RESET[REG_TIMER]
         self._timer_count = RESET[REG_TIMER]
         self._timer_seconds = 0  # seconds towards the next 1/60 Hz timer tick
-        self._alarm_matching = False  # all enabled comparisons matched at the last count
+        self._alarm = AlarmComparison(_ALARMS, self._alarm_agrees)
 
     # The INT output
 
@@ -256,7 +261,7 @@ class PCF8563(InterruptPin, SMBusModel):
             c = regs[REG_CENTURY_MONTHS] & CENTURY if century is None else CENTURY * century
             regs[REG_CENTURY_MONTHS] = c | bcd(when.month)
             regs[REG_YEARS] = bcd(when.year - 2000)
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(regs)
 
     def advance(self, seconds: int) -> None:
         """Let `seconds` pass: the clock counts (unless STOP), alarm and timer may fire.
@@ -274,17 +279,14 @@ class PCF8563(InterruptPin, SMBusModel):
             self._field(REG_WEEKDAYS)
             self._run_timer(seconds)
             left = seconds
-            if self._alarm_enabled():
+            if self._alarm.enabled(self.regs):
                 step = 60 - self._field(REG_VL_SECONDS)
                 while step <= left:
                     self._count(step)
                     left -= step
                     step = 60
-                    matching = self._alarm_matches()
-                    if matching and not self._alarm_matching:
-                        # "When all enabled comparisons first match, AF is set."
+                    if self._alarm.counted(self.regs):
                         self.regs[REG_CONTROL_STATUS_2] |= CS2_AF
-                    self._alarm_matching = matching
             self._count(left)
             self.update_int()
 
@@ -337,15 +339,9 @@ class PCF8563(InterruptPin, SMBusModel):
         regs[REG_CENTURY_MONTHS] = regs[REG_CENTURY_MONTHS] & CENTURY | bcd(then.month)
         regs[REG_YEARS] = bcd(then.year - 2000)
 
-    def _alarm_enabled(self) -> bool:
-        return any(not self.regs[alarm] & AE for alarm, _ in _ALARMS)
-
-    def _alarm_matches(self) -> bool:
-        """All enabled alarm comparisons match the clock (none enabled: no alarm)."""
-        regs = self.regs
-        enabled = [(a, t) for a, t in _ALARMS if not regs[a] & AE]
-        mask = {a: _BCD[a][0] for a, _ in _ALARMS}
-        return bool(enabled) and all(regs[a] & mask[a] == regs[t] & mask[a] for a, t in enabled)
+    def _alarm_agrees(self, alarm: int, time: int) -> bool:
+        mask = _BCD[alarm][0]
+        return self.regs[alarm] & mask == self.regs[time] & mask
 
     def _run_timer(self, seconds: int) -> None:
         control = self.regs[REG_TIMER_CONTROL]
@@ -410,7 +406,7 @@ class PCF8563(InterruptPin, SMBusModel):
         regs[addr] = val
         if addr in _BCD:
             # The alarm can only fire when the clock counts into a match, not on a write.
-            self._alarm_matching = self._alarm_matches()
+            self._alarm.settle(regs)
 
     # I2C: the register address auto-increments and wraps 0Fh -> 00h, across transfers.
 
