@@ -13,6 +13,7 @@ thread, where the driver's transfers run too, so it needs no lock of its own.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
 from typing import Final, Protocol
@@ -68,3 +69,49 @@ class SimulatedClock:
             controller.after(delay, fn)
 
         controller.soon(schedule)
+
+
+class ManualClock:
+    """Simulated time that a test moves by hand: a model's unit tests, with no guest.
+
+        clock = ManualClock()
+        model.clock = clock
+        model.write(START_CONVERSION)
+        clock.advance(800 * NS_PER_MS)  # what the model scheduled for then has run
+
+    Work falls due in the order of its time (in the order it was asked for, at the same
+    time); while it runs, `now` is the time it was due at, so work it schedules falls due
+    after it, in the same `advance` when that is not later than its end.
+    """
+
+    simulated = True
+
+    def __init__(self, start: int = 0) -> None:
+        self.time = start
+        self._pending: list[tuple[int, int, Callable[[], None]]] = []
+        self._asked = 0  # keeps the order of work due at the same time
+
+    def now(self) -> int:
+        return self.time
+
+    def after(self, delay: int, fn: Callable[[], None]) -> None:
+        if delay < 0:
+            raise ValueError(f"a delay of {delay} ns is in the past")
+        self._asked += 1
+        heapq.heappush(self._pending, (self.time + delay, self._asked, fn))
+
+    @property
+    def pending(self) -> int:
+        """How much work is scheduled and not yet due."""
+        return len(self._pending)
+
+    def advance(self, ns: int) -> None:
+        """Move time on by `ns`, running the work that falls due on the way."""
+        if ns < 0:
+            raise ValueError("time does not run backwards")
+        end = self.time + ns
+        while self._pending and self._pending[0][0] <= end:
+            due, _, fn = heapq.heappop(self._pending)
+            self.time = due
+            fn()
+        self.time = end

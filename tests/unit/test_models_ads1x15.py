@@ -8,8 +8,6 @@ comparator's traditional and window modes, latching and queue (8.3.7 / 9.3.7).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from helpers import RecordingLine
 
@@ -23,30 +21,7 @@ from roadtest.models.ads1x15 import (
     REG_LO_THRESH,
     ADS1x15,
 )
-
-
-class ManualClock:
-    """Simulated time that a test moves by hand."""
-
-    simulated = True
-
-    def __init__(self) -> None:
-        self.time = 0
-        self.pending: list[tuple[int, Callable[[], None]]] = []
-
-    def now(self) -> int:
-        return self.time
-
-    def after(self, delay: int, fn: Callable[[], None]) -> None:
-        self.pending.append((self.time + delay, fn))
-
-    def advance(self, ns: int) -> None:
-        self.time += ns
-        due = [p for p in self.pending if p[0] <= self.time]
-        self.pending = [p for p in self.pending if p[0] > self.time]
-        for _, fn in sorted(due, key=lambda p: p[0]):
-            fn()
-
+from roadtest.simtime.clock import ManualClock
 
 PARTS = [ADS1015, ADS1115]
 

@@ -8,35 +8,11 @@ the result formulas T = raw / 2^16 * 165 - 40 and RH = raw / 2^16 * 100.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from roadtest.models import ModelError
 from roadtest.models.hdc100x import DEVICE_ID_HDC1000, HDC100x
-
-
-class ManualClock:
-    """Simulated time that a test moves by hand."""
-
-    simulated = True
-
-    def __init__(self) -> None:
-        self.time = 0
-        self.pending: list[tuple[int, Callable[[], None]]] = []
-
-    def now(self) -> int:
-        return self.time
-
-    def after(self, delay: int, fn: Callable[[], None]) -> None:
-        self.pending.append((self.time + delay, fn))
-
-    def advance(self, ns: int) -> None:
-        self.time += ns
-        due = [p for p in self.pending if p[0] <= self.time]
-        self.pending = [p for p in self.pending if p[0] > self.time]
-        for _, fn in sorted(due, key=lambda p: p[0]):
-            fn()
+from roadtest.simtime.clock import ManualClock
 
 
 def read16(m: HDC100x, reg: int) -> int:

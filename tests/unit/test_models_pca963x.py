@@ -8,12 +8,11 @@ blink period (GFRQ + 1) / 24 s and duty GDC / 256, OCH, SLEEP's 500 us start-up.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from roadtest.models import ModelError
 from roadtest.models.pca963x import PCA9633, PCA9634, PCA9635, PCA963x, ledout_value
+from roadtest.simtime.clock import ManualClock
 
 CHIPS = [PCA9633, PCA9634, PCA9635]
 
@@ -195,33 +194,20 @@ def test_outputs_change_at_the_stop_unless_och() -> None:
     m.end_transfer()
 
 
-class FakeClock:
-    simulated = True
-
-    def __init__(self) -> None:
-        self.ns = 0
-
-    def now(self) -> int:
-        return self.ns
-
-    def after(self, delay: int, fn: Callable[[], None]) -> None:
-        raise AssertionError("not used")
-
-
 def test_oscillator_start_up() -> None:
     m = PCA9633()
-    clock = FakeClock()
+    clock = ManualClock()
     m.clock = clock
     write(m, 0x02, 0x80)  # PWM0, while asleep
     write(m, 0x08, 0b10)  # LEDOUT: PWM
     assert not m.output(0).lit  # 'no blinking or dimming is possible when the oscillator is off'
-    clock.ns = 1_000_000
+    clock.advance(1_000_000)
     write(m, 0x00, 0x00)  # SLEEP cleared
     assert not m.oscillating
-    clock.ns += 100_000
+    clock.advance(100_000)
     write(m, 0x03, 0x10)  # PWM1 inside the 500 us window
     assert m.early_accesses == [("PWM1", 100_000)]
-    clock.ns += 400_000
+    clock.advance(400_000)
     assert m.oscillating and m.output(0).lit
     write(m, 0x03, 0x20)
     assert m.early_accesses == [("PWM1", 100_000)]

@@ -7,32 +7,19 @@ defaults and bits, section 4.13's conversion end points, the commands' hex codes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from roadtest.models import ModelError
 from roadtest.models.command import crc8
 from roadtest.models.sht3x import SHT3x
+from roadtest.simtime.clock import ManualClock
 
 MS = 1_000_000
 
 
-@dataclass
-class FakeClock:
-    t: int = 0
-    simulated: bool = True
-
-    def now(self) -> int:
-        return self.t
-
-    def after(self, delay: int, fn: object) -> None:
-        raise AssertionError("the SHT3x model schedules nothing")
-
-
-def make() -> tuple[SHT3x, FakeClock]:
+def make() -> tuple[SHT3x, ManualClock]:
     m = SHT3x()
-    clock = FakeClock()
+    clock = ManualClock()
     m.clock = clock
     return m, clock
 
@@ -81,7 +68,7 @@ def test_single_shot(degc: float, rh: float, st: int, srh: int) -> None:
     cmd(m, 0x2400)  # Table 9: high repeatability, no clock stretching
     with pytest.raises(ModelError):
         m.read(6)  # still measuring: the read header is NACKed
-    clock.t += 15 * MS
+    clock.advance(15 * MS)
     data = m.read(6)
     assert int.from_bytes(data[0:2], "big") == st
     assert int.from_bytes(data[3:5], "big") == srh
@@ -97,13 +84,13 @@ def test_periodic_fetch() -> None:
     cmd(m, 0xE000)  # Table 11: fetch data
     with pytest.raises(ModelError):
         m.read(6)  # no measurement yet
-    clock.t += 20 * MS
+    clock.advance(20 * MS)
     cmd(m, 0xE000)
     assert len(m.read(6)) == 6
     cmd(m, 0xE000)
     with pytest.raises(ModelError):
         m.read(6)  # nothing new until the next period
-    clock.t += 1000 * MS
+    clock.advance(1000 * MS)
     cmd(m, 0xE000)
     assert len(m.read(6)) == 6
     cmd(m, 0x3093)  # Table 13: break
@@ -139,7 +126,7 @@ def test_temperature_alert_in_periodic_mode() -> None:
     # Alert mode note: limits hold T's 9 MSBs in bits 8..0; 0x133 << 7 is about 60 degC.
     m.temperature = 70
     cmd(m, 0x2737)  # 10 mps
-    clock.t += 20 * MS
+    clock.advance(20 * MS)
     assert status(m) & (1 << 10 | 1 << 15) == (1 << 10 | 1 << 15)
     m.temperature = 25
     assert not status(m) & (1 << 10)

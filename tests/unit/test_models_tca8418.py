@@ -7,13 +7,11 @@ KEY_EVENT_A encoding (bit 7 press, bits 6:0 the key) and the FIFO reading exampl
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from roadtest.models import ModelError
 from roadtest.models.tca8418 import TCA8418, event_byte, key_number, key_position
-from roadtest.simtime.clock import INSTANT
+from roadtest.simtime.clock import INSTANT, ManualClock
 
 REG_CFG, REG_INT_STAT, REG_KEY_LCK_EC, REG_KEY_EVENT_A, REG_KEY_EVENT_B = 1, 2, 3, 4, 5
 REG_KP_GPIO1, REG_KP_GPIO2, REG_KP_GPIO3, REG_GPI_EM1 = 0x1D, 0x1E, 0x1F, 0x20
@@ -132,33 +130,10 @@ def test_ke_ien_gates_the_pin_not_the_status() -> None:
     assert m.int_asserted
 
 
-class StepClock:
-    """A simulated clock the test advances by hand."""
-
-    simulated = True
-
-    def __init__(self) -> None:
-        self.t = 0
-        self.pending: list[tuple[int, Callable[[], None]]] = []
-
-    def now(self) -> int:
-        return self.t
-
-    def after(self, delay: int, fn: Callable[[], None]) -> None:
-        self.pending.append((self.t + delay, fn))
-
-    def advance(self, ns: int) -> None:
-        self.t += ns
-        due = [fn for at, fn in self.pending if at <= self.t]
-        self.pending = [(at, fn) for at, fn in self.pending if at > self.t]
-        for fn in due:
-            fn()
-
-
 def test_int_cfg_pulses_int_when_a_pending_interrupt_is_cleared() -> None:
     # Table 11: INT_CFG = 1, /INT deasserted for 50 us and asserted again while pending.
     m = TCA8418()
-    clock = StepClock()
+    clock = ManualClock()
     m.clock = clock
     keypad(m, cfg=INT_CFG | KE_IEN)
     m.press(0, 0)
