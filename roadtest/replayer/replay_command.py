@@ -230,8 +230,9 @@ def replay(
             verdict = "FAILED"
             why = f"its I/O matched the trace, but its test failed: {test_failed}"
         else:
-            tolerated = entry.tolerated
-            extra = f" ({count(tolerated, 'repeated read')} tolerated)" if tolerated else ""
+            kinds = ((entry.tolerated, "repeated read"), (entry.tolerated_unmasks, "unmask"))
+            tolerated = [count(n, what) for n, what in kinds if n]
+            extra = f" ({', '.join(tolerated)} tolerated)" if tolerated else ""
             if len(versions) > 1:
                 extra += (
                     f" (recorded on {index.headers[path].kernel}: of {len(versions)} "

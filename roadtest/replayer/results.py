@@ -23,6 +23,7 @@ class TraceResult:
     tolerated: int = 0  # repeated reads made once more or once less than recorded
     damaged: bool = False  # the failure is the trace's: it could not be read to its end
     kernel: str = ""  # the release of the kernel it was played against
+    tolerated_unmasks: int = 0  # interrupt unmasks made once more or once less
 
 
 @dataclass

@@ -17,7 +17,7 @@ from roadtest.models.tps6286x import REG_CONTROL, REG_VOUT1, TPS6286x
 from roadtest.recorder.record_command import record
 from roadtest.recorder.recording import RecordingHooks
 from roadtest.replayer.failures import ReplayFailure
-from roadtest.replayer.player import ReplayError, ReplayHooks
+from roadtest.replayer.player import ReplayError, ReplayHooks, unmask_differences
 from roadtest.testing.hooks import DeviceHooks, EventScriptHooks
 from roadtest.trace.format import Header, load_trace, write_trace_atomic
 from roadtest.trace.names import TracedDevice
@@ -488,3 +488,67 @@ def test_a_replayed_model_sees_only_what_reached_it_when_recording(
     assert [status for status, _ in again] == [1]
     assert hooks.detached(DEV) == []
     assert shadow.regs[REG_VOUT1] == recorded_model.regs[REG_VOUT1] == 0x64
+
+
+LEVEL_LOW = spec.VIRTIO_GPIO_IRQ_TYPE_LEVEL_LOW
+NONE = spec.VIRTIO_GPIO_IRQ_TYPE_NONE
+
+
+def gpio_requests(unmasks: list[int]) -> list[tuple[str, str, int]]:
+    """A driver that sets its line's trigger, unmasks it `unmasks[0]` times, ..., then
+    turns the trigger off at unbind and unmasks `unmasks[1]` times more."""
+    first, last = unmasks
+    return [
+        ("irq", "irq_type", LEVEL_LOW),
+        *[("irq", "unmask", 0)] * first,
+        ("irq", "irq_type", NONE),
+        *[("irq", "unmask", 0)] * last,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "made", "differences"),
+    [
+        ([3, 0], [3, 0], 0),
+        ([3, 0], [4, 0], 1),  # the interrupt thread ran once more before unbind
+        ([3, 1], [2, 0], 2),  # once less, in each stretch
+        ([3, 0], [5, 0], None),  # twice more is the driver's doing
+        ([3, 0], [3, 0, 0], None),  # another request
+    ],
+)
+def test_unmasks_may_differ_by_one_between_the_same_requests(
+    recorded: list[int], made: list[int], differences: int | None
+) -> None:
+    actual = gpio_requests(made[:2])
+    if len(made) > 2:
+        actual.append(("irq", "irq_type", LEVEL_LOW))
+    assert unmask_differences(gpio_requests(recorded), actual) == differences
+
+
+def test_unmasks_of_another_line_or_other_values_are_not_unmasks() -> None:
+    recorded = gpio_requests([1, 0])
+    assert unmask_differences(recorded, [("reset", "unmask", 0), *recorded]) is None
+    changed = [(n, op, LEVEL_LOW if op == "irq_type" else v) for n, op, v in recorded]
+    assert unmask_differences(recorded, changed) is None
+
+
+def test_an_extra_unmask_is_tolerated_only_when_asked(tmp_path: Path, line: GpioLine) -> None:
+    ok = spec.VIRTIO_GPIO_STATUS_OK
+    recording = RecordingHooks(tmp_path, "k")
+    attach(recording, TPS6286x(), line)
+    line.observe("irq_type", LEVEL_LOW, ok)
+    line.observe("unmask", 0, ok)
+    recording.detached(DEV)
+    for tolerate in (False, True):
+        replaying = ReplayHooks(tmp_path, tolerate_repeats=tolerate)
+        attach(replaying, TPS6286x(), line)
+        line.observe("irq_type", LEVEL_LOW, ok)
+        line.observe("unmask", 0, ok)
+        line.observe("unmask", 0, ok)  # once more: the real clock's doing
+        failures = replaying.detached(DEV)
+        if tolerate:
+            assert failures == []
+            assert replaying.outcomes[0].tolerated_unmasks == 1
+        else:
+            (failure,) = map(str, failures)
+            assert "GPIO requests differ" in failure
