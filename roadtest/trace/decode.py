@@ -12,7 +12,9 @@ constants (REG_CONTROL = 0x03 names register 0x03 "CONTROL"); the model is the
 header's, or for a trace without one its extra "registers", imported only from
 roadtest's own models (roadtest.models.*);
 otherwise registers are shown by number. Every other transfer is shown as
-its raw messages: "i2c w 01 02 | r 3: 00 11 22".
+its raw messages: "i2c w 01 02 | r 3: 00 11 22", except that for a chip of commands
+(the model is a `CommandI2CModel`) a write that starts with an opcode reads by the
+opcode's name: "i2c command MEASURE_SINGLE(0x2400)", its arguments after it.
 
 An SPI message reads "spi cs0 mode 0, 8 bits, 10 MHz: w 0b | r 2: 0c 80": the chip
 select, the first transfer's mode, word size and clock, then each transfer: `w` TX
@@ -33,6 +35,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from roadtest.models.base import declared_inputs
+from roadtest.models.command import CommandI2CModel
 from roadtest.models.regmap import RegisterMap
 from roadtest.text import printable
 from roadtest.trace.format import Header
@@ -91,6 +94,30 @@ def input_bits(model: str) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
+class Opcodes:
+    """How a chip of commands spells its opcodes: their size (most significant byte
+    first) and names."""
+
+    size: int
+    names: Mapping[int, str]
+
+    def name(self, opcode: int) -> str:
+        hexa = f"0x{opcode:0{2 * self.size}X}"
+        name = self.names.get(opcode)
+        return f"{name}({hexa})" if name else hexa
+
+
+def opcodes(model: str) -> Opcodes | None:
+    """The opcodes of `model` ("module:Class", one of roadtest's own models) when it is a
+    chip of commands (`CommandI2CModel`); None otherwise."""
+    module = _our_module(model)
+    cls = getattr(module, model.partition(":")[2], None) if module is not None else None
+    if not (isinstance(cls, type) and issubclass(cls, CommandI2CModel)):
+        return None
+    return Opcodes(cls.opcode_bytes, dict(cls.opcode_names))
+
+
+@dataclass(frozen=True)
 class Access:
     """An I2C transfer read as a register access."""
 
@@ -142,6 +169,7 @@ class Decoder:
             registers = register_names(named) if isinstance(named, str) else {}
         self.registers = dict(registers)
         self.inputs = input_bits(header.model) if header.model else {}
+        self.opcodes = opcodes(header.model) if header.model else None
 
     # Pieces
 
@@ -232,9 +260,20 @@ class Decoder:
             if isinstance(m.get("flags"), int) and m["flags"] & VIRTIO_I2C_FLAGS_M_RD:
                 shown = "NACK" if failed else (_hex(data) if data else "?")
                 parts.append(f"r {m.get('len')}: {shown}")
+            elif (command := self._command(data)) is not None:
+                parts.append(command + (" -> NACK" if failed else ""))
             else:
                 parts.append(f"w {_hex(data) if data else '-'}" + (" NACK" if failed else ""))
         return "i2c " + " | ".join(parts)
+
+    def _command(self, data: object) -> str | None:
+        """A write to a chip of commands by its opcode's name, its arguments after it."""
+        ops = self.opcodes
+        if ops is None or not isinstance(data, (bytes, bytearray)) or len(data) < ops.size:
+            return None
+        text = f"command {ops.name(int.from_bytes(data[: ops.size], 'big'))}"
+        args = bytes(data[ops.size :])
+        return f"{text} {_hex(args)}" if args else text
 
     def spi(self, event: Mapping[str, Any]) -> str:
         """An SPI message, one line (see the module's docstring)."""

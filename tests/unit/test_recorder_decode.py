@@ -280,3 +280,23 @@ def test_a_trace_cannot_import_roadtest_modules_other_than_models(model: str) ->
     was_loaded = module in sys.modules
     assert register_names(model) == {}
     assert was_loaded or module not in sys.modules
+
+
+SHT3X = "roadtest.models.sht3x:SHT3x"
+
+
+def test_a_chip_of_commands_names_its_opcodes() -> None:
+    """The SHT3x-DIS datasheet (Version 5): 0x2400 measures once (Table 9: high
+    repeatability, no clock stretching), 0xF32D reads the status register (Table 17),
+    0x30A2 is the soft reset."""
+    d = decoder(SHT3X, regbytes=0)
+    assert d.describe(write(0x24, 0x00)) == "i2c command MEASURE_SINGLE(0x2400)"
+    assert d.describe(write(0x30, 0xA2, status=1)) == "i2c command SOFT_RESET(0x30A2) -> NACK"
+    assert d.describe(i2c(("w", b"\xf3\x2d", 0), ("r", b"\x80\x10\xe1", 0))) == (
+        "i2c command READ_STATUS(0xF32D) | r 3: 80 10 e1"
+    )
+    # An opcode the model does not name, with arguments; a write shorter than an opcode.
+    assert d.describe(write(0x12, 0x34, 0x56)) == "i2c command 0x1234 56"
+    assert d.describe(write(0x24)) == "i2c w 24"
+    # A register chip is not one of commands.
+    assert decoder(TPS, regbytes=0).describe(write(0x24, 0x00)) == "i2c w 24 00"
