@@ -104,10 +104,13 @@ travel: kernel
 
 # The drivers, our patches, the golden traces and the confinement again, in an x86_64
 # kernel under QEMU (TCG where KVM is not usable), and a whole record inside a QEMU VM
-# (test_vm.py). The properties pass there too, but take a minute and a half of real time
-# under TCG: `roadtest run --machine x86_64 tests/drivers` runs them. (tests/guest comes
-# first: its conftest's pytest_plugins must be an initial conftest's.) The checks and the
-# replay are two targets: one failing, the other still runs under make -k (make test).
+# (test_vm.py). A driver test with a golden trace runs once there, in the replay, which
+# checks its driver's I/O against the trace as well as the test's own assertions; the run
+# takes the others (--roadtest-leave-replayed). The properties pass there too, but take a
+# minute and a half of real time under TCG: `roadtest run --machine x86_64 tests/drivers`
+# runs them, and every test live. (tests/guest comes first: its conftest's pytest_plugins
+# must be an initial conftest's.) The checks and the replay are two targets: one failing,
+# the other still runs under make -k (make test).
 x86_64: x86_64-run x86_64-replay
 
 kernel-x86_64: kernel
@@ -116,7 +119,7 @@ kernel-x86_64: kernel
 x86_64-run: kernel-x86_64
 	$(PHASE) $(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(X86_CPU) \
 		tests/guest/test_host_escape.py tests/guest/test_qemu_guest.py tests/guest/test_vm.py \
-		tests/drivers --ignore-glob='*_properties.py'
+		tests/drivers --ignore-glob='*_properties.py' --roadtest-leave-replayed=traces
 
 x86_64-replay: kernel-x86_64
 	$(PHASE) $(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(X86_CPU) \

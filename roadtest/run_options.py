@@ -197,6 +197,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DIR",
     ),
     Option(
+        "--roadtest-leave-replayed",
+        "value",
+        "leave out the tests that have a golden trace under DIR: those `roadtest replay "
+        "--golden DIR` runs on this machine, driver I/O checked (make test's x86_64 lane)",
+        metavar="DIR",
+    ),
+    Option(
         "--roadtest-trace-cmd",
         "value",
         "capture each test's i2c trace events with trace-cmd in the guest, into "
@@ -416,6 +423,7 @@ class RunOptions:
     replay: Path | None = None
     replay_tolerate_repeats: bool = False
     replay_results: Path | None = None
+    leave_replayed: Path | None = None  # a golden directory: its traces' tests are left out
     trace_cmd: Path | None = None
     boot_args: tuple[str, ...] = ()  # the user's, split (the variant's come first)
     coverage: Path | None = None
@@ -527,6 +535,10 @@ class RunOptions:
         if replay is not None and not Path(replay).is_dir():
             why = "not a directory" if Path(replay).exists() else "no such directory"
             raise UsageError(f"--roadtest-replay {replay}: {why}")
+        leave_replayed = text("roadtest_leave_replayed")
+        if leave_replayed is not None and not Path(leave_replayed).is_dir():
+            why = "not a directory" if Path(leave_replayed).exists() else "no such directory"
+            raise UsageError(f"--roadtest-leave-replayed {leave_replayed}: {why}")
         trace_cmd = text("roadtest_trace_cmd")
         ktap = text("roadtest_ktap")
         gdb = bool(values.get("roadtest_gdb"))
@@ -562,6 +574,7 @@ class RunOptions:
             replay=None if replay is None else Path(replay),
             replay_tolerate_repeats=bool(values.get("roadtest_replay_tolerate_repeats")),
             replay_results=None if results is None else Path(results),
+            leave_replayed=None if leave_replayed is None else Path(leave_replayed),
             trace_cmd=None
             if trace_cmd is None
             else writable_dir("--roadtest-trace-cmd", trace_cmd),
