@@ -246,20 +246,15 @@ def test_failed_read_is_no_edge(guest: RoadtestSession, script: list[Pass | Tran
 
 # i2c_transfer() returns the number of messages done, and virtio-i2c's is 0 when the
 # first one fails: for one message, 0 is the failure (include/linux/i2c.h, "i2c_transfer
-# ... Returns negative errno, else the number of messages executed").
-_LE16_REASON = (
-    "gpio-pcf857x's i2c_read_le16() and i2c_write_le16() take only a negative "
-    "i2c_master_recv()/i2c_master_send() result for a failure; one that transferred "
-    "nothing returns 0, which the read turns into a port value from an uninitialised "
-    "buffer and the write into success"
-)
+# ... Returns negative errno, else the number of messages executed"). The PCF8575's
+# 16-bit accessors took only a negative result for one until kernel-patches/gpio/0001.
 
 
 @pytest.mark.parametrize(
     "device",
     [
         pytest.param(EXPANDER, id="pcf8574"),
-        pytest.param(WIDE, id="pcf8575", marks=pytest.mark.xfail(strict=True, reason=_LE16_REASON)),
+        pytest.param(WIDE, id="pcf8575"),
     ],
 )
 def test_probe_fails_without_an_answer(guest: RoadtestSession, device: I2CDevice[PCF857x]) -> None:
@@ -273,7 +268,7 @@ def test_probe_fails_without_an_answer(guest: RoadtestSession, device: I2CDevice
     "device",
     [
         pytest.param(EXPANDER, id="pcf8574"),
-        pytest.param(WIDE, id="pcf8575", marks=pytest.mark.xfail(strict=True, reason=_LE16_REASON)),
+        pytest.param(WIDE, id="pcf8575"),
     ],
 )
 def test_failed_write_fails_the_request(guest: RoadtestSession, device: I2CDevice[PCF857x]) -> None:

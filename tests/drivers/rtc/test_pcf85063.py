@@ -227,13 +227,9 @@ def test_twelve_hour_mode_reads_right(guest: RoadtestSession) -> None:
         assert rtc.read_time() == datetime.datetime(2021, 12, 25, 13, 10, 37)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pcf85063_rtc_read_time() converts with bcd2bin() without checking the digits "
-    "(PCF85063A Rev. 7, time registers 'coded in BCD format'): Seconds 0x0a reads as "
-    "second 10, as rtc-pcf8563 did before kernel-patches/rtc/0001",
-)
 def test_a_digit_above_nine_is_an_error(guest: RoadtestSession) -> None:
+    """PCF85063A Rev. 7: the time registers are "coded in BCD format"; Seconds 0x0a is no
+    time, and the read fails (without kernel-patches/rtc/0003 it read as second 10)."""
     model = valid_clock(PCF85063A())
     model.regs[REG_SECONDS] = 0x0A
     with guest.bound(RTC_NO_IRQ, model) as dev, RTC(dev.path) as rtc:

@@ -459,15 +459,10 @@ def test_event_period_is_the_comparator_queue(guest: RoadtestSession, chip: Chip
 
 
 @BY_NAME
-@pytest.mark.xfail(
-    strict=True,
-    reason="ads1015_event_handler() sends IIO_UNMOD_EVENT_CODE(IIO_VOLTAGE, "
-    "data->event_channel, ...): the channel's address (its MUX code, 7 for in_voltage3), "
-    "never the channel number, and no differential flag or second channel for the "
-    "AIN0-AIN1 pair; userspace cannot tell which channel crossed its threshold "
-    "(sysfs-bus-iio events are per channel)",
-)
 def test_event_code_names_the_channel(guest: RoadtestSession, chip: Chip) -> None:
+    """sysfs-bus-iio events are per channel: the event names the channel that crossed its
+    threshold, a pair with its second channel and the differential flag. Before
+    kernel-patches/iio/0014 the code carried the channel's MUX code (7 for in_voltage3)."""
     with bound(guest, chip.device) as dev:
         model = dev.model
         path = iio(dev)
