@@ -19,26 +19,32 @@ Sources:
 - **LTR-301ALS-01**: the LTR-501's ambient-light part without the proximity emitter; it
   answers with the LTR-501's part number [mem].
 
-The register map, common to the family (8-bit registers, I2C address 0x23):
+The register map, common to the family (8-bit registers, I2C address 0x23), resets after
+the name:
 
-| addr | name | reset | notes |
-|---|---|---|---|
-| 80h | ALS_CONTR | 00h | LTR-501 [mem]: 1:0 ALS mode (11 active, else standby), 2 SW reset, 3 ALS gain (0 dynamic range 1, 1 dynamic range 2). LTR-559 [mem]: 0 mode (1 active), 1 SW reset, 4:2 gain (000 1X, 001 2X, 010 4X, 011 8X, 110 48X, 111 96X, 100/101 invalid) |
-| 81h | PS_CONTR | 00h | 1:0 PS mode (1x active) [mem], 3:2 PS gain (LTR-501 [mem]: 1X, 4X, 8X, 16X; LTR-559 [mem]: 16X, 32X, 64X, 64X), 5 saturation indicator enable (LTR-559) |
-| 82h | PS_LED | 6Bh [mem] 7Fh (LTR-559) [mem] | stored, no effect here |
-| 83h | PS_N_PULSES | 7Fh (LTR-501) 01h (LTR-559) [mem] | stored, no effect |
-| 84h | PS_MEAS_RATE | 02h | 3:0: 50, 70, 100, 200, 500, 1000, 2000 ms, 2000 ms from 0111b on [mem] |
-| 85h | ALS_MEAS_RATE | 03h | 4:3 integration time 100, 50, 200, 400 ms; 2:0 repeat rate 50, 100, 200, 500, 1000, 2000, 2000, 2000 ms [mem] |
-| 86h | PART_ID | 80h (LTR-501, LTR-301), 92h (LTR-559) [mem] | part number 7:4, revision 3:0 |
-| 87h | MANUFAC_ID | 05h [mem] | |
-| 88h-8Bh | ALS_DATA_CH1_0/1, CH0_0/1 | 00h | read only |
-| 8Ch | ALS_PS_STATUS | 00h | 0 PS data status, 1 PS interrupt, 2 ALS data status, 3 ALS interrupt |
-| 8Dh-8Eh | PS_DATA_0/1 | 00h | 11 bits, read only |
-| 8Fh | INTERRUPT | 08h (LTR-501) [mem], 00h (LTR-559) | 0 PS may interrupt, 1 ALS may interrupt, 2 polarity (0 active low), 3 output mode (LTR-501 [mem]) |
-| 90h-93h | PS_THRES_UP_0/1, LOW_0/1 | FFh 07h 00h 00h | 11 bits |
-| 94h-95h | PS_OFFSET_1/0 | 00h | LTR-559 only |
-| 97h-9Ah | ALS_THRES_UP_0/1, LOW_0/1 | FFh FFh 00h 00h | 16 bits |
-| 9Eh | INTERRUPT_PERSIST | 00h | |
+- 80h ALS_CONTR, 00h. LTR-501 [mem]: 1:0 ALS mode (11b active, else standby), 2 SW reset,
+  3 ALS gain (0 dynamic range 1, 1 dynamic range 2). LTR-559 [mem]: 0 mode (1 active),
+  1 SW reset, 4:2 gain (000b 1X, 001b 2X, 010b 4X, 011b 8X, 110b 48X, 111b 96X; 100b and
+  101b invalid, as ALS_PS_STATUS's gain field says).
+- 81h PS_CONTR, 00h: 1:0 PS mode (1xb active) [mem], 3:2 PS gain (LTR-501 [mem]: 1X, 4X,
+  8X, 16X; LTR-559 [mem]: 16X, 32X, 64X, 64X), 5 saturation indicator enable (LTR-559).
+- 82h PS_LED (6Bh; LTR-559 7Fh) and 83h PS_N_PULSES (7Fh; LTR-559 01h) [mem]: stored.
+- 84h PS_MEAS_RATE, 02h: 3:0 50, 70, 100, 200, 500, 1000, 2000 ms, 2000 ms from 0111b
+  on [mem].
+- 85h ALS_MEAS_RATE, 03h: 4:3 integration time 100, 50, 200, 400 ms; 2:0 repeat rate 50,
+  100, 200, 500, 1000, 2000, 2000, 2000 ms [mem].
+- 86h PART_ID: 80h (LTR-501, LTR-301), 92h (LTR-559) [mem]: part number 7:4, revision
+  3:0. 87h MANUFAC_ID 05h [mem].
+- 88h-8Bh ALS_DATA_CH1_0/1, ALS_DATA_CH0_0/1, 00h, read only.
+- 8Ch ALS_PS_STATUS, 00h, read only: 0 PS data status, 1 PS interrupt, 2 ALS data status,
+  3 ALS interrupt (LTR-559: 6:4 the data's gain).
+- 8Dh-8Eh PS_DATA_0/1, 00h, read only: 11 bits.
+- 8Fh INTERRUPT, 08h (LTR-501 [mem]) or 00h (LTR-559): 0 PS may interrupt, 1 ALS may
+  interrupt, 2 polarity (0 active low), 3 output mode (LTR-501 [mem]).
+- 90h-93h PS_THRES_UP_0/1, PS_THRES_LOW_0/1: FFh 07h 00h 00h, 11 bits.
+- 94h-95h PS_OFFSET_1/0, 00h: the LTR-559's only.
+- 97h-9Ah ALS_THRES_UP_0/1, ALS_THRES_LOW_0/1: FFh FFh 00h 00h, 16 bits.
+- 9Eh INTERRUPT_PERSIST, 00h.
 
 Behaviour modelled:
 
@@ -199,7 +205,9 @@ LTR301_CHIP: Final = Chip(
 def register_map(chip: Chip) -> RegisterMap:
     ltr559 = chip is LTR559_CHIP
     registers = [
-        Register("ALS_CONTR", ALS_CONTR, 0x00, fields=(chip.als_mode, chip.sw_reset, chip.als_gain)),
+        Register(
+            "ALS_CONTR", ALS_CONTR, 0x00, fields=(chip.als_mode, chip.sw_reset, chip.als_gain)
+        ),
         Register(
             "PS_CONTR",
             PS_CONTR,

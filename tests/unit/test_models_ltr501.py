@@ -18,18 +18,17 @@ from roadtest.models.ltr501 import (
     ALS_CONTR,
     ALS_MEAS_RATE,
     ALS_PS_STATUS,
-    ALS_THRES_LOW_0,
     ALS_THRES_UP_0,
     INTERRUPT,
     INTERRUPT_PERSIST,
+    LTR301,
+    LTR501,
+    LTR559,
     PART_ID,
     PS_CONTR,
     PS_DATA_0,
     PS_MEAS_RATE,
     PS_THRES_UP_0,
-    LTR301,
-    LTR501,
-    LTR559,
     LTR501Family,
     datasheet_lux,
 )
@@ -78,9 +77,7 @@ def wired(part: type[LTR501Family]) -> tuple[LTR501Family, RecordingLine]:
     return m, line
 
 
-@pytest.mark.parametrize(
-    ("part", "part_id"), [(LTR501, 0x80), (LTR559, 0x92), (LTR301, 0x80)]
-)
+@pytest.mark.parametrize(("part", "part_id"), [(LTR501, 0x80), (LTR559, 0x92), (LTR301, 0x80)])
 def test_identity_and_resets(part: type[LTR501Family], part_id: int) -> None:
     m = part()
     assert read(m, PART_ID)[0] == part_id
