@@ -31,7 +31,8 @@ the name:
 - 82h PS_LED (6Bh; LTR-559 7Fh) and 83h PS_N_PULSES (7Fh; LTR-559 01h) [mem]: stored.
 - 84h PS_MEAS_RATE, 02h: 3:0 50, 70, 100, 200, 500, 1000, 2000 ms, 2000 ms from 0111b
   on [mem].
-- 85h ALS_MEAS_RATE, 03h: 4:3 integration time 100, 50, 200, 400 ms; 2:0 repeat rate 50,
+- 85h ALS_MEAS_RATE, 03h: 4:3 integration time 100, 50, 200, 400 ms (LTR-559: 5:3, and
+  then 150, 250, 300, 350 ms [mem]); 2:0 repeat rate 50,
   100, 200, 500, 1000, 2000, 2000, 2000 ms [mem].
 - 86h PART_ID: 80h (LTR-501, LTR-301), 92h (LTR-559) [mem]: part number 7:4, revision
   3:0. 87h MANUFAC_ID 05h [mem].
@@ -128,10 +129,13 @@ INT_POLARITY: Final = Field("INT_POLARITY", 2, values={"ACTIVE_LOW": 0, "ACTIVE_
 
 # ALS_MEAS_RATE and PS_MEAS_RATE [mem]
 ALS_INT_TIME: Final = Field("ALS_INT_TIME", 4, 3)
+#: The LTR-559's integration time field is 5:3 [mem].
+ALS_INT_TIME_559: Final = Field("ALS_INT_TIME", 5, 3)
 ALS_RATE: Final = Field("ALS_RATE", 2, 0)
 PS_RATE: Final = Field("PS_RATE", 3, 0)
-#: ALS integration time by ALS_MEAS_RATE[4:3], ms [mem].
-ALS_INTEGRATION_MS: Final = (100, 50, 200, 400)
+#: ALS integration time by ALS_MEAS_RATE[4:3], ms [mem]; the LTR-559's 5:3 goes on with
+#: 150, 250, 300, 350 ms [mem].
+ALS_INTEGRATION_MS: Final = (100, 50, 200, 400, 150, 250, 300, 350)
 #: ALS measurement repeat rate by ALS_MEAS_RATE[2:0], ms [mem].
 ALS_REPEAT_MS: Final = (50, 100, 200, 500, 1000, 2000, 2000, 2000)
 #: PS measurement rate by PS_MEAS_RATE[3:0], ms; 0111b and up are 2000 ms [mem].
@@ -160,6 +164,7 @@ class Chip:
     #: PS gain factor by PS_CONTR[3:2]
     ps_gains: tuple[int, ...]
     interrupt_reset: int
+    int_time: Field  # ALS_MEAS_RATE's integration time field
     proximity: bool  # whether the part has the PS (emitter and channel)
 
 
@@ -174,6 +179,7 @@ LTR501_CHIP: Final = Chip(
     als_gains=(1, 100),
     ps_gains=(1, 4, 8, 16),
     interrupt_reset=0x08,
+    int_time=ALS_INT_TIME,
     proximity=True,
 )
 LTR559_CHIP: Final = Chip(
@@ -186,6 +192,7 @@ LTR559_CHIP: Final = Chip(
     als_gains=(1, 2, 4, 8, None, None, 48, 96),
     ps_gains=(16, 32, 64, 64),
     interrupt_reset=0x00,
+    int_time=ALS_INT_TIME_559,
     proximity=True,
 )
 LTR301_CHIP: Final = Chip(
@@ -198,6 +205,7 @@ LTR301_CHIP: Final = Chip(
     als_gains=LTR501_CHIP.als_gains,
     ps_gains=LTR501_CHIP.ps_gains,
     interrupt_reset=LTR501_CHIP.interrupt_reset,
+    int_time=ALS_INT_TIME,
     proximity=False,
 )
 
@@ -217,7 +225,7 @@ def register_map(chip: Chip) -> RegisterMap:
         Register("PS_LED", PS_LED, 0x7F if ltr559 else 0x6B),
         Register("PS_N_PULSES", PS_N_PULSES, 0x01 if ltr559 else 0x7F),
         Register("PS_MEAS_RATE", PS_MEAS_RATE, 0x02, fields=(PS_RATE,)),
-        Register("ALS_MEAS_RATE", ALS_MEAS_RATE, 0x03, fields=(ALS_INT_TIME, ALS_RATE)),
+        Register("ALS_MEAS_RATE", ALS_MEAS_RATE, 0x03, fields=(chip.int_time, ALS_RATE)),
         Register("PART_ID", PART_ID, chip.part_id, RO),
         Register("MANUFAC_ID", MANUFAC_ID, 0x05, RO),
         Register("ALS_DATA_CH1_0", ALS_DATA_CH1_0, 0x00, RO),
@@ -334,7 +342,7 @@ class LTR501Family(InterruptPin, MappedSMBusModel):
         return self.chip.ps_gains[PS_GAIN.get(self.regs[PS_CONTR])]
 
     def integration_ms(self) -> int:
-        return ALS_INTEGRATION_MS[ALS_INT_TIME.get(self.regs[ALS_MEAS_RATE])]
+        return ALS_INTEGRATION_MS[self.chip.int_time.get(self.regs[ALS_MEAS_RATE])]
 
     def als_period_ms(self) -> int:
         """Between two ALS measurements: the repeat rate, or the integration time if longer."""
