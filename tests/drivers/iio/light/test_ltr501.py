@@ -203,9 +203,9 @@ LUX_CASES = [(1000, 0), (800, 200), (500, 500), (300, 700), (100, 900), (0, 0), 
 
 def test_illuminance(guest: RoadtestSession) -> None:
     """in_illuminance_input is the data sheet's formula in whole lux (processed values
-    are in lux). Allowed: the last digit (the driver truncates) and 0.05 % (its
-    coefficients keep three decimals of the data sheet's four: 1.774 for 1.7743); neither
-    is a bug."""
+    are in lux). Allowed: 1 lux (the driver truncates) and what its coefficients, kept to
+    three decimals of the data sheet's four (1.774 for 1.7743, each off by less than
+    0.0005), make of the counts; neither is a bug."""
     with guest.bound(LTR501_CHIP.device) as dev:
         model = dev.model
         path = iio(dev) / "in_illuminance_input"
@@ -213,7 +213,7 @@ def test_illuminance(guest: RoadtestSession) -> None:
             model.ch0, model.ch1 = ch0, ch1
             read_int(path)  # an older measurement first
             expected = datasheet_lux(ch0, ch1)
-            assert read_int(path) == pytest.approx(expected, abs=1, rel=5e-4), (ch0, ch1)
+            assert abs(read_int(path) - expected) <= 1 + 0.0005 * (ch0 + ch1), (ch0, ch1)
 
 
 @pytest.mark.xfail(
