@@ -569,9 +569,10 @@ def test_read_nack(guest: RoadtestSession, at_message: int) -> None:
     """Eight transfers pass (the probe's PART_ID, ALS_CONTR, PS_CONTR, INTERRUPT_PERSIST,
     ALS_MEAS_RATE and PS_MEAS_RATE reads, the two CONTR writes); the read's first, the
     status read, fails at its pointer (0) or data (1): EIO, and the next read works."""
-    with guest.device_events([Pass(8), TransferFails(at_message)]), guest.bound(
-        LTR501_CHIP.device
-    ) as dev:
+    with (
+        guest.device_events([Pass(8), TransferFails(at_message)]),
+        guest.bound(LTR501_CHIP.device) as dev,
+    ):
         dev.model.ps = 321
         raw = iio(dev) / "in_proximity_raw"
         with pytest.raises(OSError) as info:
