@@ -115,12 +115,16 @@ class Chip:
     proximity: bool
 
 
+# Module-level, so that hostile mode and the fuzzer find every part.
+LTR501_SENSOR = sensor("ltr501", LTR501)
+LTR559_SENSOR = sensor("ltr559", LTR559)
+LTR301_SENSOR = sensor("ltr301", LTR301)
 LTR501_CHIP = Chip(
-    "ltr501", sensor("ltr501", LTR501), 0x03, (("1.000000", 0, 1), ("0.005000", 1, 100)), 3, True
+    "ltr501", LTR501_SENSOR, 0x03, (("1.000000", 0, 1), ("0.005000", 1, 100)), 3, True
 )
 LTR559_CHIP = Chip(
     "ltr559",
-    sensor("ltr559", LTR559),
+    LTR559_SENSOR,
     0x01,
     (
         ("1.000000", 0, 1),
@@ -134,7 +138,7 @@ LTR559_CHIP = Chip(
     True,
 )
 LTR301_CHIP = Chip(
-    "ltr301", sensor("ltr301", LTR301), 0x03, (("1.000000", 0, 1), ("0.005000", 1, 100)), 3, False
+    "ltr301", LTR301_SENSOR, 0x03, (("1.000000", 0, 1), ("0.005000", 1, 100)), 3, False
 )
 CHIPS = [LTR501_CHIP, LTR559_CHIP, LTR301_CHIP]
 BY_CHIP = pytest.mark.parametrize("chip", CHIPS, ids=[c.name for c in CHIPS])
