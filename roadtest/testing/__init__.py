@@ -14,6 +14,8 @@ from roadtest.testing.gpio import (
 )
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.iio import (
+    EventAttribute,
+    IIOEvents,
     ScanElement,
     ScanLayout,
     ScanType,
@@ -39,6 +41,7 @@ __all__ = [
     "Bound",
     "BoundDevice",
     "BoundPlatformDevice",
+    "EventAttribute",
     "EDGE_BOTH",
     "EvdevDevice",
     "EvdevTimeout",
@@ -64,6 +67,7 @@ __all__ = [
     "ScanLayout",
     "ScanType",
     "SysfsTrigger",
+    "IIOEvents",
     "Watch",
     "device_led",
     "device_leds",

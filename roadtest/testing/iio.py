@@ -22,6 +22,7 @@ import enum
 import os
 import re
 import struct
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
@@ -667,3 +668,250 @@ class SysfsTrigger:
             self._name = None
             control = GuestPath(self.agent, SYSFS_TRIGGER_DIR)
             (control / "remove_trigger").write_text(str(self.trigger_id))
+
+
+# Event configuration: events/<prefix>_<type>_<dir>_<info> (Documentation/ABI/testing/
+# sysfs-bus-iio, "Event attributes"; the names industrialio-event.c builds)
+
+#: iio_ev_type_text[] of drivers/iio/industrialio-event.c (6.12).
+EVENT_TYPE_TEXT: Final[dict[IIOEventType, str]] = {
+    IIOEventType.IIO_EV_TYPE_THRESH: "thresh",
+    IIOEventType.IIO_EV_TYPE_MAG: "mag",
+    IIOEventType.IIO_EV_TYPE_ROC: "roc",
+    IIOEventType.IIO_EV_TYPE_THRESH_ADAPTIVE: "thresh_adaptive",
+    IIOEventType.IIO_EV_TYPE_MAG_ADAPTIVE: "mag_adaptive",
+    IIOEventType.IIO_EV_TYPE_CHANGE: "change",
+    IIOEventType.IIO_EV_TYPE_MAG_REFERENCED: "mag_referenced",
+    IIOEventType.IIO_EV_TYPE_GESTURE: "gesture",
+}
+#: iio_ev_dir_text[]; IIO_EV_DIR_NONE has no text: its attributes are `<prefix>_<type>_<info>`.
+EVENT_DIR_TEXT: Final[dict[IIOEventDirection, str]] = {
+    IIOEventDirection.IIO_EV_DIR_EITHER: "either",
+    IIOEventDirection.IIO_EV_DIR_RISING: "rising",
+    IIOEventDirection.IIO_EV_DIR_FALLING: "falling",
+    IIOEventDirection.IIO_EV_DIR_SINGLETAP: "singletap",
+    IIOEventDirection.IIO_EV_DIR_DOUBLETAP: "doubletap",
+}
+#: iio_ev_info_text[], in enum iio_event_info order.
+EVENT_INFO_TEXT: Final = (
+    "en",
+    "value",
+    "hysteresis",
+    "period",
+    "high_pass_filter_3db",
+    "low_pass_filter_3db",
+    "timeout",
+    "reset_timeout",
+    "tap2_min_delay",
+    "runningperiod",
+    "runningcount",
+)
+
+
+@dataclass(frozen=True)
+class EventAttribute:
+    """One attribute of a device's events/ directory, e.g. `in_proximity_thresh_either_en`.
+
+    `prefix` is the channel's part, as the core names it (`in_voltage0`,
+    `in_intensity_both`, `in_voltage0-voltage1`, `in_accel_x`, or a shared form such as
+    `in_accel`); `info` one of EVENT_INFO_TEXT."""
+
+    prefix: str
+    event_type: IIOEventType
+    direction: IIOEventDirection
+    info: str
+
+    def __post_init__(self) -> None:
+        if self.info not in EVENT_INFO_TEXT:
+            raise ValueError(f"no IIO event info {self.info!r}: one of {EVENT_INFO_TEXT}")
+        if not self.prefix.startswith(("in_", "out_")):
+            raise ValueError(f"an event attribute's channel starts in_ or out_: {self.prefix!r}")
+
+    @property
+    def name(self) -> str:
+        parts = [self.prefix, EVENT_TYPE_TEXT[self.event_type]]
+        if self.direction != IIOEventDirection.IIO_EV_DIR_NONE:
+            parts.append(EVENT_DIR_TEXT[self.direction])
+        parts.append(self.info)
+        return "_".join(parts)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def parse(cls, name: str) -> EventAttribute:
+        """Split a name back into its parts, from the right (a channel's own name may
+        hold underscores): the info, the direction if any, the longest type that fits."""
+        for info in sorted(EVENT_INFO_TEXT, key=len, reverse=True):
+            if name.endswith("_" + info):
+                rest = name[: -len(info) - 1]
+                break
+        else:
+            raise ValueError(f"not an IIO event attribute (no info suffix): {name!r}")
+        direction = IIOEventDirection.IIO_EV_DIR_NONE
+        for candidate, text in EVENT_DIR_TEXT.items():
+            if rest.endswith("_" + text):
+                direction, rest = candidate, rest[: -len(text) - 1]
+                break
+        for event_type, text in sorted(EVENT_TYPE_TEXT.items(), key=lambda i: -len(i[1])):
+            if rest.endswith("_" + text):
+                return cls(rest[: -len(text) - 1], event_type, direction, info)
+        raise ValueError(f"not an IIO event attribute (no event type): {name!r}")
+
+
+_THRESH: Final = IIOEventType.IIO_EV_TYPE_THRESH
+_EITHER: Final = IIOEventDirection.IIO_EV_DIR_EITHER
+
+
+class IIOEvents:
+    """A device's event configuration, by channel prefix, type and direction:
+
+        events = IIOEvents(iio)
+        events.set_value("in_proximity", IIOEventDirection.IIO_EV_DIR_RISING, 800)
+        events.set_period("in_proximity", "0.2")
+        events.enable("in_proximity")             # thresh, either: the defaults
+        with IIOEventMonitor(devnode(iio)) as monitor:
+            ...  # make the hardware cross the threshold
+            event = events.wait_for(monitor, IIOChanType.IIO_PROXIMITY)
+
+    Each method writes or reads one attribute of `iio:deviceN/events/`; an attribute
+    the driver does not offer fails with `KeyError` naming the ones it does, before
+    any write reaches the guest.
+    """
+
+    def __init__(self, iio_dir: GuestPath) -> None:
+        self.iio_dir = iio_dir
+        self.directory = iio_dir / "events"
+        self._names: set[str] | None = None
+
+    def attributes(self) -> list[EventAttribute]:
+        """Every event attribute the device offers (read once, then remembered)."""
+        return [EventAttribute.parse(name) for name in sorted(self._available())]
+
+    def _available(self) -> set[str]:
+        if self._names is None:
+            self._names = set(self.iio_dir.agent.listdir(str(self.directory)))
+        return self._names
+
+    def path(
+        self,
+        prefix: str,
+        info: str,
+        direction: IIOEventDirection = _EITHER,
+        event_type: IIOEventType = _THRESH,
+    ) -> GuestPath:
+        attribute = EventAttribute(prefix, event_type, direction, info).name
+        available = self._available()
+        if attribute not in available:
+            raise KeyError(f"no {attribute} in {self.directory}: {sorted(available)}")
+        return self.directory / attribute
+
+    def enable(
+        self,
+        prefix: str,
+        direction: IIOEventDirection = _EITHER,
+        event_type: IIOEventType = _THRESH,
+        on: bool = True,
+    ) -> None:
+        self.path(prefix, "en", direction, event_type).write_text("1" if on else "0")
+
+    def disable(
+        self,
+        prefix: str,
+        direction: IIOEventDirection = _EITHER,
+        event_type: IIOEventType = _THRESH,
+    ) -> None:
+        self.enable(prefix, direction, event_type, on=False)
+
+    def enabled(
+        self,
+        prefix: str,
+        direction: IIOEventDirection = _EITHER,
+        event_type: IIOEventType = _THRESH,
+    ) -> bool:
+        text = self.path(prefix, "en", direction, event_type).read_text().strip()
+        if text not in ("0", "1"):
+            raise ValueError(f"{prefix} {EVENT_TYPE_TEXT[event_type]} en reads {text!r}")
+        return text == "1"
+
+    def set_value(
+        self,
+        prefix: str,
+        direction: IIOEventDirection,
+        value: int | float | str,
+        event_type: IIOEventType = _THRESH,
+        info: str = "value",
+    ) -> None:
+        """Write `value` (or `info`: hysteresis, timeout...) as the kernel parses it."""
+        self.path(prefix, info, direction, event_type).write_text(_iio_text(value))
+
+    def value(
+        self,
+        prefix: str,
+        direction: IIOEventDirection,
+        event_type: IIOEventType = _THRESH,
+        info: str = "value",
+    ) -> str:
+        return self.path(prefix, info, direction, event_type).read_text().strip()
+
+    def set_period(
+        self,
+        prefix: str,
+        seconds: int | float | str,
+        direction: IIOEventDirection = _EITHER,
+        event_type: IIOEventType = _THRESH,
+    ) -> None:
+        """The event's period: how long the condition must hold (seconds, as the ABI says)."""
+        self.path(prefix, "period", direction, event_type).write_text(_iio_text(seconds))
+
+    def period(
+        self,
+        prefix: str,
+        direction: IIOEventDirection = _EITHER,
+        event_type: IIOEventType = _THRESH,
+    ) -> float:
+        return float(self.path(prefix, "period", direction, event_type).read_text())
+
+    @staticmethod
+    def wait_for(
+        monitor: IIOEventMonitor,
+        chan_type: IIOChanType,
+        direction: IIOEventDirection | None = None,
+        event_type: IIOEventType = _THRESH,
+        channel: int | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> IIOEvent:
+        """The next event of `chan_type` and `event_type` (and `direction`, `channel` when
+        given) from `monitor`; others read on the way are skipped. `TimeoutError` names
+        the skipped ones when none matches within `timeout` host seconds."""
+        skipped: list[IIOEvent] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                event = monitor.read(max(left, 0.0))
+            except TimeoutError:
+                raise TimeoutError(
+                    f"no {chan_type.name} {event_type.name} event in {timeout} s; "
+                    f"skipped: {[str(e) for e in skipped]}"
+                ) from None
+            if (
+                event.chan_type == chan_type
+                and event.event_type == event_type
+                and (direction is None or event.direction == direction)
+                and (channel is None or event.channel == channel)
+            ):
+                return event
+            skipped.append(event)
+
+
+def _iio_text(value: int | float | str) -> str:
+    """A number as IIO's fixed-point parser takes it (iio_str_to_fixpoint): no exponent."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("an IIO value is a number, not a bool")
+    if isinstance(value, int):
+        return str(value)
+    text = f"{value:.9f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
