@@ -14,6 +14,7 @@ from roadtest.testing.gpio import (
 )
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.iio import (
+    BufferedCapture,
     ScanElement,
     ScanLayout,
     ScanType,
@@ -39,6 +40,7 @@ __all__ = [
     "Bound",
     "BoundDevice",
     "BoundPlatformDevice",
+    "BufferedCapture",
     "EDGE_BOTH",
     "EvdevDevice",
     "EvdevTimeout",
