@@ -41,10 +41,10 @@ data sheet rather than a text at hand, its comment says "(memory)".
   the exact maxima); PMU_STATUS shows the new mode once it is reached. A command written
   while a previous one is still being executed is dropped and sets ERR_REG.drop_cmd_err
   (2.11.2, 2.11.38). Other CMD codes are model errors (reserved).
-- Write timing (2.11, the note on register writes; section 3.2.? "interface idle time",
-  memory): after a write the host waits 2 us in normal mode and 450 us while the sensors
-  are suspended (or in low power) before the next write; a write sooner is lost. The
-  model keeps that under simulated time (`lost_writes`).
+- Write timing (the data sheet's note on the interface's idle time between writes;
+  memory, section not at hand): after a write the host waits 2 us in normal mode and
+  450 us while the sensors are suspended (or in low power) before the next write; a
+  write sooner is lost. The model keeps that under simulated time (`lost_writes`).
 - Data ready (2.6.10): when a new sample of the enabled sensors is complete, drdy_acc /
   drdy_gyr in STATUS are set and, with int_drdy_en, drdy_int; it is mapped to INT1 or INT2
   by INT_MAP[1]. The pin follows INT_OUT_CTRL (output enabled, level, push-pull or open
@@ -61,7 +61,9 @@ FIFO_LENGTH, FIFO_DATA) but never fills: FIFO_LENGTH reads 0 and FIFO_DATA the o
 value 0x80; the 6.12 driver does not use it. Not modelled: the magnetometer interface,
 the motion/tap/orientation/flat/step engines, the temperature sensor (reads 0x8000,
 "invalid", memory), self test, FOC, NVM, SPI, data shadowing of the MSBs, latched
-interrupts, the pins as inputs (INT_LATCH input_en is recorded only).
+interrupts, the pins as inputs (INT_LATCH input_en is recorded only, `pin_config`:
+from memory, input_en makes the pin an input for the PMU trigger and FIFO tags, so a pin
+with both input_en and output_en set may not drive; the model still drives it).
 """
 
 from __future__ import annotations
