@@ -14,6 +14,7 @@ from roadtest.testing.gpio import (
 )
 from roadtest.testing.guestpath import GuestPath, NotNotified, Watch
 from roadtest.testing.iio import (
+    BufferedCapture,
     EventAttribute,
     IIOEvents,
     ScanElement,
@@ -42,6 +43,7 @@ __all__ = [
     "BoundDevice",
     "BoundPlatformDevice",
     "EventAttribute",
+    "BufferedCapture",
     "EDGE_BOTH",
     "EvdevDevice",
     "EvdevTimeout",

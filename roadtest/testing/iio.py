@@ -915,3 +915,109 @@ def _iio_text(value: int | float | str) -> str:
         return str(value)
     text = f"{value:.9f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
+
+
+# A buffered capture from start to stop (Documentation/iio/iio_devbuf.rst, "Buffer
+# setup"; Documentation/ABI/testing/sysfs-bus-iio: trigger/current_trigger,
+# bufferY/length, bufferY/enable)
+
+
+class BufferedCapture:
+    """A triggered buffer's capture as userspace runs one, in a `with` block:
+
+        with BufferedCapture(iio, ["in_accel_x", "in_timestamp"], trigger="bmi160-dev0") as cap:
+            ...                        # make the hardware (or a SysfsTrigger) fire
+            (scan,) = cap.read()       # {element: value}, one dict per scan
+
+    Entering enables exactly the scan elements `elements` (the others off), selects the
+    trigger by name in trigger/current_trigger when `trigger` is given (a `KeyError`
+    naming the registered ones when no trigger has that name), opens the buffer's fd
+    (IIO_BUFFER_GET_FD_IOCTL), writes bufferY/length and then 1 to bufferY/enable. Leaving
+    writes 0 to enable, closes the fd and puts back the trigger that was current before
+    (an empty write detaches). A step that fails on the way in undoes the ones before it.
+    `layout` is the scans' layout as the kernel reports it; `read(n)` reads `n` scans,
+    each within `timeout` host seconds (`TimeoutError` otherwise).
+    """
+
+    def __init__(
+        self,
+        iio_dir: GuestPath,
+        elements: Iterable[str],
+        trigger: str | None = None,
+        *,
+        buffer: int = 0,
+        length: int = 16,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if length < 1:
+            raise ValueError(f"buffer length {length} < 1")
+        self.iio_dir = iio_dir
+        self.elements = list(elements)
+        self.trigger = trigger
+        self.buffer = buffer
+        self.length = length
+        self.timeout = timeout
+        self._layout: ScanLayout | None = None
+        self._fd: IIOBuffer | None = None
+        self._previous_trigger: str | None = None
+        self._enabled = False
+
+    @property
+    def layout(self) -> ScanLayout:
+        if self._layout is None:
+            raise RuntimeError("BufferedCapture is not entered")
+        return self._layout
+
+    @property
+    def _current_trigger(self) -> GuestPath:
+        return self.iio_dir / "trigger" / "current_trigger"
+
+    def __enter__(self) -> BufferedCapture:
+        directory = buffer_dir(self.iio_dir, self.buffer)
+        try:
+            self._layout = enable_scan_elements(self.iio_dir, self.elements, self.buffer)
+            if self.trigger is not None:
+                known = triggers(self.iio_dir.agent)
+                if self.trigger not in known:
+                    raise KeyError(f"no IIO trigger {self.trigger!r}: {sorted(known)}")
+                previous = self._current_trigger.read_text().rstrip("\n")
+                self._current_trigger.write_text(self.trigger)
+                self._previous_trigger = previous
+            self._fd = IIOBuffer(devnode(self.iio_dir), self.buffer).__enter__()
+            (directory / "length").write_text(str(self.length))
+            (directory / "enable").write_text("1")
+            self._enabled = True
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def read(self, n: int = 1) -> list[dict[str, int | tuple[int, ...]]]:
+        """The next `n` scans, decoded by `layout`."""
+        if self._fd is None or not self._enabled:
+            raise RuntimeError("BufferedCapture is not running")
+        return [self._fd.read_scan(self.layout, self.timeout) for _ in range(n)]
+
+    def close(self) -> None:
+        """Stop: disable the buffer, close its fd, put the previous trigger back."""
+        try:
+            if self._enabled:
+                self._enabled = False
+                (buffer_dir(self.iio_dir, self.buffer) / "enable").write_text("0")
+        finally:
+            try:
+                if self._fd is not None:
+                    fd, self._fd = self._fd, None
+                    fd.close()
+            finally:
+                if self._previous_trigger is not None:
+                    previous, self._previous_trigger = self._previous_trigger, None
+                    self._current_trigger.write_text(previous)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

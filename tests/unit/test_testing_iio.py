@@ -16,6 +16,7 @@ from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.iio import (
     IIO_BUFFER_GET_FD_IOCTL,
     IIO_GET_EVENT_FD_IOCTL,
+    BufferedCapture,
     IIOBuffer,
     IIOChanType,
     IIOEvent,
@@ -364,3 +365,90 @@ def test_enable_scan_elements_disables_the_others_first() -> None:
     assert set(scan_elements(iio)) == {"in_voltage0", "in_voltage1", "in_timestamp"}
     with pytest.raises(KeyError, match="in_voltage9"):
         enable_scan_elements(iio, ["in_voltage9"])
+
+
+# BufferedCapture: the ABI's order (Documentation/iio/iio_devbuf.rst): scan elements, the
+# trigger, the buffer's length, enable; and back
+
+
+def imu_agent() -> tuple[SysfsAgent, GuestPath, str]:
+    agent = SysfsAgent()
+    base = "/sys/bus/i2c/devices/0-0068/iio:device3"
+    agent.files["/sys/bus/iio/devices/trigger1/name"] = "bmi160-dev3\n"
+    agent.files[f"{base}/trigger/current_trigger"] = "bmi160-dev3\n"
+    for name, index in [("in_anglvel_x", 4), ("in_accel_x", 7), ("in_accel_y", 8)]:
+        agent.files[f"{base}/buffer0/{name}_index"] = f"{index}\n"
+        agent.files[f"{base}/buffer0/{name}_type"] = "le:s16/16>>0\n"
+        agent.files[f"{base}/buffer0/{name}_en"] = "0\n"
+    agent.files[f"{base}/buffer0/in_timestamp_index"] = "10\n"
+    agent.files[f"{base}/buffer0/in_timestamp_type"] = "le:s64/64>>0\n"
+    agent.files[f"{base}/buffer0/in_timestamp_en"] = "0\n"
+    return agent, GuestPath(agent, base), base
+
+
+def test_buffered_capture_reads_little_endian_scans() -> None:
+    agent, iio, base = imu_agent()
+    with BufferedCapture(
+        iio, ["in_accel_y", "in_anglvel_x", "in_timestamp"], "bmi160-dev3", length=4, timeout=0.05
+    ) as cap:
+        assert cap.layout.names() == ["in_anglvel_x", "in_accel_y", "in_timestamp"]
+        assert cap.layout.size == 16
+        assert agent.writes == [
+            (f"{base}/buffer0/in_accel_y_en", "1"),
+            (f"{base}/buffer0/in_anglvel_x_en", "1"),
+            (f"{base}/buffer0/in_timestamp_en", "1"),
+            (f"{base}/trigger/current_trigger", "bmi160-dev3"),
+            (f"{base}/buffer0/length", "4"),
+            (f"{base}/buffer0/enable", "1"),
+        ]
+        assert ("open", "/dev/iio:device3") in agent.calls
+        fd = max(agent.open_fds)
+        # two scans: s16 -2 and 0x1234 little-endian, 4 bytes of padding, then s64
+        agent.readable[fd] = struct.pack("<hh4xq", -2, 0x1234, 10**9) + struct.pack(
+            "<hh4xq", 32767, -32768, 2 * 10**9
+        )
+        first, second = cap.read(2)
+        assert first == {"in_anglvel_x": -2, "in_accel_y": 0x1234, "in_timestamp": 10**9}
+        assert second["in_anglvel_x"] == 32767 and second["in_accel_y"] == -32768
+        with pytest.raises(TimeoutError, match="buffer0 scan"):
+            cap.read()
+    assert agent.writes[-2:] == [
+        (f"{base}/buffer0/enable", "0"),
+        (f"{base}/trigger/current_trigger", "bmi160-dev3"),
+    ]
+    assert agent.open_fds == set()
+    with pytest.raises(RuntimeError, match="not running"):
+        cap.read()
+
+
+def test_buffered_capture_unknown_trigger_undoes_nothing_it_did_not_do() -> None:
+    agent, iio, base = imu_agent()
+    with pytest.raises(KeyError, match="bmi160-dev3"):
+        BufferedCapture(iio, ["in_accel_x"], "no-such-trigger").__enter__()
+    assert not any(path.endswith(("current_trigger", "enable")) for path, _ in agent.writes)
+    assert agent.open_fds == set()
+
+
+def test_buffered_capture_undoes_the_trigger_when_enable_fails() -> None:
+    agent, iio, base = imu_agent()
+
+    def refuse(path: str, data: bytes | str) -> None:
+        if path.endswith("/enable") and data in ("1", b"1"):
+            raise OSError(22, "Invalid argument")
+        SysfsAgent.write_file(agent, path, data)
+
+    agent.write_file = refuse  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        BufferedCapture(iio, ["in_accel_x"], "bmi160-dev3").__enter__()
+    assert agent.files[f"{base}/trigger/current_trigger"] == "bmi160-dev3"
+    assert agent.open_fds == set()
+    assert not any(p.endswith("/enable") and d == "0" for p, d in agent.writes)
+
+
+def test_buffered_capture_without_a_trigger_leaves_current_trigger_alone() -> None:
+    agent, iio, base = imu_agent()
+    with BufferedCapture(iio, ["in_accel_x"]) as cap:
+        assert cap.layout.size == 2
+    assert not any(path.endswith("current_trigger") for path, _ in agent.writes)
+    with pytest.raises(ValueError, match="length 0"):
+        BufferedCapture(iio, ["in_accel_x"], length=0)
