@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import pytest
 
@@ -46,29 +45,7 @@ from roadtest.models.bmi160 import (
     gyr_raw,
     odr_hz,
 )
-
-
-class ManualClock:
-    """Simulated time that a test moves by hand."""
-
-    simulated = True
-
-    def __init__(self) -> None:
-        self.time = 0
-        self.pending: list[tuple[int, Callable[[], None]]] = []
-
-    def now(self) -> int:
-        return self.time
-
-    def after(self, delay: int, fn: Callable[[], None]) -> None:
-        self.pending.append((self.time + delay, fn))
-
-    def advance(self, ns: int) -> None:
-        self.time += ns
-        due = [p for p in self.pending if p[0] <= self.time]
-        self.pending = [p for p in self.pending if p[0] > self.time]
-        for _, fn in sorted(due, key=lambda p: p[0]):
-            fn()
+from roadtest.simtime.clock import ManualClock
 
 
 def read(m: BMI160, reg: int, n: int = 1) -> bytes:

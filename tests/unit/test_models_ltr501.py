@@ -8,8 +8,6 @@ marks as from memory (part ID 80h, ALS mode 11b active, the measurement rates).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from helpers import RecordingLine
 
@@ -32,33 +30,7 @@ from roadtest.models.ltr501 import (
     LTR501Family,
     datasheet_lux,
 )
-from roadtest.simtime.clock import NS_PER_MS
-
-
-class ManualClock:
-    simulated = True
-
-    def __init__(self) -> None:
-        self.time = 0
-        self.pending: list[tuple[int, Callable[[], None]]] = []
-
-    def now(self) -> int:
-        return self.time
-
-    def after(self, delay: int, fn: Callable[[], None]) -> None:
-        self.pending.append((self.time + delay, fn))
-
-    def advance(self, ns: int) -> None:
-        end = self.time + ns
-        while True:
-            due = sorted((p for p in self.pending if p[0] <= end), key=lambda p: p[0])
-            if not due:
-                break
-            when, fn = due[0]
-            self.pending.remove(due[0])
-            self.time = when
-            fn()
-        self.time = end
+from roadtest.simtime.clock import NS_PER_MS, ManualClock
 
 
 def read(m: LTR501Family, reg: int, n: int = 1) -> bytes:
