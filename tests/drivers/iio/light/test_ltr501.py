@@ -349,14 +349,10 @@ def rate_code(hz: str) -> int:
     return {"20": 0, "10": 1, "5": 2, "2": 3, "1": 4, "0.5": 5}[hz]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ltr501_write_raw(IIO_CHAN_INFO_SAMP_FREQ) re-derives the persistence from "
-    "als_period, 0 after a probe with INTERRUPT PERSIST 0; ltr501_write_intr_prst() refuses "
-    "a period below the sampling period, so the new rate is written back to the old one "
-    "and the write returns success: the frequency never changes",
-)
 def test_sampling_frequency_write_takes_effect(guest: RoadtestSession) -> None:
+    """ltr501_write_raw() re-derives the persistence from the event period, 0 after probe;
+    before kernel-patches/iio/0015 a period of 0 was refused, the old rate written back and
+    success returned: the frequency never changed."""
     with guest.bound(LTR501_CHIP.device) as dev:
         freq = iio(dev) / "in_intensity_sampling_frequency"
         write_str(freq, "10")
@@ -491,13 +487,10 @@ def test_event_period(guest: RoadtestSession) -> None:
         assert ALS_PERSIST.get(model.regs[INTERRUPT_PERSIST]) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ltr501_write_intr_prst() refuses a period shorter than one repeat, 0 included: "
-    "INTERRUPT PERSIST 0000b ('every value out of threshold range', DS86-2013-0003 "
-    "p. 30), the reset value and what the period reads at probe, cannot be set again",
-)
 def test_event_period_zero(guest: RoadtestSession) -> None:
+    """INTERRUPT PERSIST 0000b, 'every value out of threshold range' (DS86-2013-0003 p. 30):
+    the reset value, and what the period reads at probe, can be set again (refused before
+    kernel-patches/iio/0015)."""
     with guest.bound(LTR501_CHIP.device) as dev:
         events = IIOEvents(iio(dev))
         events.set_period(ALS, "1")
