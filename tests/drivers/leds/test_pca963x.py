@@ -320,14 +320,11 @@ def test_period_scale_stretches_the_blink(guest: RoadtestSession) -> None:
         assert blink_registers(dev, 0) == (2000.0, 1000.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pca963x_register_leds() reads nxp,period-scale into the static "
-    "pca963x_chipdefs[] entry its chip type shares: probing a second PCA9634 with "
-    "period-scale 2000 makes the first one, bound without it, blink at twice the period "
-    "it is asked for (GRPFREQ 47, 2 s, for 500 + 500 ms: PCA9633 7.3.5)",
-)
 def test_period_scale_of_one_chip_leaves_another_alone(guest: RoadtestSession) -> None:
+    """nxp,period-scale is one chip's: before kernel-patches/leds/0006 it went into the
+    chip type's shared table, and a second PCA9634 with period-scale 2000 made the first
+    blink at twice the period asked for (GRPFREQ 47, 2 s, for 500 + 500 ms: PCA9633
+    7.3.5)."""
     guest.require(PCA9634_LEDS, PCA9634_SCALED)
     with guest.bound(PCA9634_LEDS) as dev, guest.bound(PCA9634_SCALED):
         led(dev, 0).blink(500, 500)
