@@ -136,9 +136,12 @@ traces: kernel
 # the series apply in order, the modules each patch changes build right after it, and each
 # fix's reproducer (the `roadtest run` in its message) fails with the fix taken back out of
 # its module (built out of tree against the cached kernel: seconds, not a kernel build) and
-# passes with it. roadtest/kernel/patches_check.py; docs/commands.md.
+# passes with it. roadtest/kernel/patches_check.py; docs/commands.md. In make test the
+# half with the patch is the driver suite's own run (its `drivers` step, on the same
+# kernel) for every reproducer under tests/drivers: PATCHES_CHECK_ARGS.
+PATCHES_CHECK_ARGS :=
 patches-check: kernel
-	$(PHASE) $(PYTHON) -m roadtest.kernel.patches_check
+	$(PHASE) $(PYTHON) -m roadtest.kernel.patches_check $(PATCHES_CHECK_ARGS)
 
 lint: setup
 	$(PHASE) sh -c '$(VENV)/bin/ruff check roadtest tests bench scripts && \
@@ -169,7 +172,8 @@ test:
 	exit $$status
 
 checks-um: setup
-	$(MAKE) --no-print-directory -k -j1 $(UM_STEPS) LANE=um
+	$(MAKE) --no-print-directory -k -j1 $(UM_STEPS) LANE=um \
+		PATCHES_CHECK_ARGS=--suite-ran=tests/drivers
 
 checks-x86_64: setup
 	$(MAKE) --no-print-directory -k -j1 $(X86_STEPS) LANE=x86_64

@@ -19,7 +19,9 @@ For each patch of kernel-patches/series (in order: um, i2c, iio, hwmon, rtc):
    taken back out of the module (`--roadtest-module`, pytest's exit status 1) and passes
    with the cached kernel's module (exit status 0). A patch to built-in code (arch/um) cannot
    be taken out by a module: its reproducer must pass, and the revert half is reported as
-   not run.
+   not run. With `--suite-ran DIR` (make test, whose driver suite runs every test under
+   DIR on the same kernel and fails make test if one fails) a reproducer whose files are
+   all under DIR is not run again for the half with the patch.
 
 The kernel is the main UML kernel (`roadtest build`, built first if the cache has none).
 """
@@ -240,6 +242,7 @@ def check_patch(
     build_module: BuildModule = _build_module,
     run_tests: RunTests = _run_tests,
     checkpatch: Callable[[Path], tuple[int, str]] | None = None,
+    suite_ran: Path | None = None,
 ) -> Verdict:
     patch = patches[index]
     verdict = Verdict(patch.name)
@@ -311,6 +314,10 @@ def check_patch(
                 verdict.problems.append(f"without: {verdict.without}")
     elif built_in:
         verdict.without = "not run: built-in code, a module cannot take it back out"
+    if suite_ran is not None and in_suite(patch.reproducer, suite_ran):
+        verdict.with_patch = f"passes in the run of {suite_ran} (not run again)"
+        verdict.seconds = time.monotonic() - began
+        return verdict
     status = run_tests(list(patch.reproducer), workdir / "with.log")
     verdict.with_patch = (
         "passes"
@@ -323,6 +330,16 @@ def check_patch(
         verdict.problems.append(f"with: {verdict.with_patch}")
     verdict.seconds = time.monotonic() - began
     return verdict
+
+
+def in_suite(reproducer: Sequence[str], suite: Path) -> bool:
+    """Whether every test file or node a reproducer names is under `suite` (relative
+    paths, as the messages give them; options such as `-k` select among them)."""
+    files = [Path(arg.split("::", 1)[0]) for arg in reproducer if not arg.startswith("-")]
+    selectors = {"-k", "-m"}
+    values = {reproducer[i + 1] for i, arg in enumerate(reproducer[:-1]) if arg in selectors}
+    files = [f for f in files if str(f) not in values]
+    return bool(files) and all(f.is_relative_to(suite) for f in files)
 
 
 def _checkpatch(source_dir: Path) -> Callable[[Path], tuple[int, str]]:
@@ -363,6 +380,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="a patch's name (or part)")
     parser.add_argument("--json", type=Path, help="write the verdicts to FILE")
     parser.add_argument("--keep", type=Path, help="work in DIR and keep it (default: a temp dir)")
+    parser.add_argument(
+        "--suite-ran",
+        type=Path,
+        metavar="DIR",
+        help="the tests under DIR ran on this kernel and must pass (make test's driver "
+        "suite): a reproducer all under DIR is not run again with the patch",
+    )
     args = parser.parse_args(argv)
 
     from roadtest.checkout import repo_root
@@ -381,7 +405,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for index, patch in enumerate(patches):
             if args.only and not any(o in patch.name for o in args.only):
                 continue
-            verdict = check_patch(patches, index, kernel, work, applies[patch.name])
+            verdict = check_patch(
+                patches, index, kernel, work, applies[patch.name], suite_ran=args.suite_ran
+            )
             print(report([verdict], verdict.seconds).rsplit("\n", 1)[0], flush=True)
             verdicts.append(verdict)
     except RoadtestError as err:

@@ -23,6 +23,7 @@ from roadtest.kernel.patches_check import (
     check_application,
     check_patch,
     checkpatch_problems,
+    in_suite,
     later_patches_of,
     local_headers,
     passed_or_not,
@@ -245,3 +246,31 @@ def test_a_run_where_nothing_passed_proves_nothing() -> None:
     assert passed_or_not(PASSED, "x\n1 passed, 1 warning in 0.4s\n") == PASSED
     assert passed_or_not(PASSED, "x\n1 skipped in 0.4s\n\n") == NONE_PASSED
     assert passed_or_not(FAILED, "1 failed, 2 passed in 1s\n") == FAILED
+
+
+def test_a_reproducer_the_driver_suite_ran_is_not_run_again_with_the_fix(tmp_path: Path) -> None:
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+    verdict = check_patch(
+        patches,
+        0,
+        fakes.kernel,
+        tmp_path / "work",
+        "ok",
+        build_module=fakes.build_module,
+        run_tests=fakes.run_tests,
+        checkpatch=lambda _: (0, ""),
+        suite_ran=Path("tests/drivers"),
+    )
+    assert verdict.ok, verdict.problems
+    assert verdict.with_patch == "passes in the run of tests/drivers (not run again)"
+    (without,) = fakes.runs  # the half without the fix still runs
+    assert without[0].startswith("--roadtest-module=")
+
+
+def test_what_counts_as_run_by_the_suite() -> None:
+    drivers = Path("tests/drivers")
+    assert in_suite(["tests/drivers/rtc/test_x.py", "-k", "tests/guest"], drivers)
+    assert in_suite(["tests/drivers/a.py::test_b", "tests/drivers/c.py"], drivers)
+    assert not in_suite(["tests/drivers/a.py", "tests/guest/test_fpu_state.py"], drivers)
+    assert not in_suite(["-k", "x"], drivers)  # names no test file
