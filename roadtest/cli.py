@@ -141,6 +141,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     # Without arguments (argparse's path) there are no tests of the user's.
     out = str(default_traces([])) if args.out is None else args.out
+    for arg in args.pytest_args:
+        if arg.split("=", 1)[0] in ("--roadtest-record", "--roadtest-replay"):
+            option = arg.split("=", 1)[0]
+            raise UsageError(f"{option}: `roadtest record` writes the traces itself; use --out DIR")
     return record(list(args.pytest_args), writable_dir("--out", out), args.runner, repo_root())
 
 

@@ -75,3 +75,15 @@ def test_vm_takes_only_qemu_and_only_the_main_kernel() -> None:
     assert result.stderr.strip() == "roadtest: --vm: 'docker' is not one of: qemu"
     result = roadtest("run", "--vm", "qemu", "--sanitizers", "tests/drivers")
     assert result.returncode == 4 and "runs the main UML kernel" in result.stderr
+
+
+def test_record_writes_its_traces_itself(tmp_path: Path) -> None:
+    """Given to `roadtest record`, --roadtest-record sent the traces past the verb, which
+    then said nothing was recorded: one usage line now, before anything runs."""
+    for option in ("--roadtest-record", "--roadtest-replay"):
+        result = roadtest("record", f"{option}={tmp_path}", "tests/drivers/hwmon/test_tmp102.py")
+        assert result.returncode == 4, option
+        assert result.stderr.strip() == (
+            f"roadtest: {option}: `roadtest record` writes the traces itself; use --out DIR"
+        )
+    assert list(tmp_path.iterdir()) == []
