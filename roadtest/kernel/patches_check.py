@@ -15,6 +15,7 @@ For each patch of kernel-patches/series (in order: um, i2c, iio, hwmon, rtc):
 3. builds: each module source the patch changes (a .c built as a .ko in the cached build)
    is built out of tree as it is right after the patch (the later patches of the same file
    taken back out), against the cached build: a module build, seconds, not a kernel build.
+   Where no later patch changes the file, that is the source the kernel build compiled.
 4. proven: the message's reproducer (its `roadtest run ...` lines) fails with the patch
    taken back out of the module (`--roadtest-module`, pytest's exit status 1) and passes
    with the cached kernel's module (exit status 0). A patch to built-in code (arch/um) cannot
@@ -269,6 +270,8 @@ def check_patch(
     try:
         for source in modules:
             later = later_patches_of(source, patches, index)
+            if not later:
+                continue  # as the patch left it is as the kernel build compiled it
             build_module(
                 kernel, source, workdir / "after" / Path(source).stem, later, extras[source]
             )

@@ -274,3 +274,14 @@ def test_what_counts_as_run_by_the_suite() -> None:
     assert in_suite(["tests/drivers/a.py::test_b", "tests/drivers/c.py"], drivers)
     assert not in_suite(["tests/drivers/a.py", "tests/guest/test_fpu_state.py"], drivers)
     assert not in_suite(["-k", "x"], drivers)  # names no test file
+
+
+def test_the_last_patch_of_a_file_is_not_built_again_as_the_kernel_built_it(
+    tmp_path: Path,
+) -> None:
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+    verdict = fakes.check(patches, 1)  # 0002: no later patch changes foo.c
+    assert verdict.ok, verdict.problems
+    assert verdict.builds == "ok (foo.ko)"
+    assert fakes.builds == [("without", ["0002.patch"])]
