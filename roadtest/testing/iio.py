@@ -19,7 +19,6 @@ driver really had. The polls are therefore short slices in a host-timed loop.
 from __future__ import annotations
 
 import enum
-import os
 import re
 import struct
 import time
@@ -29,6 +28,7 @@ from types import TracebackType
 from typing import Any, ClassVar, Final, TypeVar
 
 from roadtest.guest.client import AgentClient
+from roadtest.testing.devnode import DeviceNode, GuestFd
 from roadtest.testing.guestpath import GuestPath
 from roadtest.testing.uapi import IOR, IOWR, POLLIN, wait_readable
 from roadtest.text import count
@@ -320,27 +320,31 @@ class _IIOFd:
     def __init__(self, node: GuestPath) -> None:
         self.node = node
         self.agent = node.agent
-        self.dev_fd: int | None = None
-        self.fd: int | None = None
+        self._device = DeviceNode(node)
+        self._anonymous = GuestFd(self.agent, f"{type(self).__name__} of {node}")
 
     def _open(self, request: int, arg: int) -> int:
-        self.dev_fd = self.agent.open(str(self.node), os.O_RDONLY)
+        self._device.__enter__()
         try:
-            ret, buf = self.agent.ioctl(self.dev_fd, request, _INT.pack(arg))
+            ret, buf = self.agent.ioctl(self._device.fd, request, _INT.pack(arg))
             if ret != 0 or buf is None:
                 raise OSError(f"ioctl {request:#x} on {self.node} returned {ret}, buffer {buf!r}")
             (fd,) = _INT.unpack(buf)
         except BaseException:
             self.close()
             raise
-        self.fd = int(fd)
-        return self.fd
+        self._anonymous = GuestFd(self.agent, self._anonymous.what, int(fd))
+        return self._anonymous.fd
+
+    @property
+    def fd(self) -> int:
+        """The anonymous fd (RuntimeError when not open)."""
+        return self._anonymous.fd
 
     def _read(self, size: int, timeout: float, what: str) -> bytes:
-        if self.fd is None:
-            raise RuntimeError(f"{type(self).__name__} of {self.node} is not open")
-        wait_readable(self.agent, self.fd, timeout, what)
-        data = self.agent.read(self.fd, size)
+        fd = self.fd
+        wait_readable(self.agent, fd, timeout, what)
+        data = self.agent.read(fd, size)
         if len(data) != size:
             raise OSError(
                 f"read of {what} from {self.node}: {count(len(data), 'byte')}, wanted {size}"
@@ -348,10 +352,10 @@ class _IIOFd:
         return data
 
     def close(self) -> None:
-        fds = [fd for fd in (self.fd, self.dev_fd) if fd is not None]
-        self.fd = self.dev_fd = None
-        for fd in fds:
-            self.agent.close(fd)
+        try:
+            self._anonymous.close()
+        finally:
+            self._device.close()
 
     def __exit__(
         self,
@@ -383,8 +387,6 @@ class IIOEventMonitor(_IIOFd):
 
     def pending(self) -> bool:
         """Whether an event is queued right now (a zero-timeout poll, no waiting)."""
-        if self.fd is None:
-            raise RuntimeError(f"IIOEventMonitor of {self.node} is not open")
         return any(rev & POLLIN for _, rev in self.agent.poll([(self.fd, POLLIN)], 0))
 
 

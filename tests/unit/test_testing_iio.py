@@ -126,6 +126,7 @@ class FakeAgent(AgentClient):
     """Records the calls; fds become readable when the test says so."""
 
     def __init__(self) -> None:
+        self.broken = False  # AgentClient's: the channel still answers
         self.calls: list[tuple[str, Any]] = []
         self.next_fd = 3
         self.readable: dict[int, bytes] = {}
