@@ -7,8 +7,11 @@ the guest as an in-band notification, at one instant of the calendar. The host
 side is a socketpair: `host_end` is the agent's channel for the test.
 
 receiveq (0) takes the host's bytes into the buffers the driver posted;
-transmitq (1) gives the driver's bytes to the host. The calendar learns from the
-stream whether the agent works on a request or waits for the next one
+transmitq (1) gives the driver's bytes to the host, once the guest has nothing
+left to do at the instant they came (as the test's input waits for): what the
+guest does after the agent replied (an interrupt thread woken during the request)
+then comes before whatever the test does next, on every run. The calendar learns
+from the stream whether the agent works on a request or waits for the next one
 (`Controller.agent_idle`): the protocol (roadtest.guest.protocol) is length-
 prefixed messages, the agent's "ready" first, then one reply per request.
 """
@@ -75,6 +78,8 @@ class VirtioConsole(VirtioDevice):
         self._to_guest = MessageCounter()
         self._from_guest = MessageCounter()
         self._delivery_queued = False
+        self._outgoing = bytearray()  # the guest's bytes not yet handed to the host's end
+        self._handover_queued = False
         # The request (by count) from which the agent powers the guest off and waits for
         # nobody: time then runs on for the shutdown.
         self._leaving_at: int | None = None
@@ -89,6 +94,8 @@ class VirtioConsole(VirtioDevice):
         with self.lock:
             old, self._device_end = self._device_end, device_end
             self._pending.clear()
+            self._outgoing.clear()
+            self._handover_queued = False  # the last guest's may never run
             self._to_guest = MessageCounter()
             self._from_guest = MessageCounter()
             self._leaving_at = None
@@ -116,6 +123,8 @@ class VirtioConsole(VirtioDevice):
         super().detach_queues()
         device_end, self._guests_end = self._guests_end, None
         if device_end is not None:
+            if device_end is self._device_end:
+                self._hand_over()  # what the guest said last, before its end
             try:
                 device_end.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -198,15 +207,30 @@ class VirtioConsole(VirtioDevice):
             out += req.out
             vq.push(req, 0, notify=False)
         vq.notify()
-        device_end = self._device_end
-        if out and device_end is not None:
+        if out and self._device_end is not None:
             self._from_guest.feed(bytes(out))
             # Before the test can have the reply: it may read the calendar once it has.
             self._update_agent()
-            try:
-                device_end.setblocking(True)
-                device_end.sendall(out)
-            except OSError as err:
-                log.warning("console: the host's end is gone: %s", err)
-            finally:
-                device_end.setblocking(False)
+            self._outgoing += out
+            if not self._handover_queued:
+                self._handover_queued = True
+                self.controller.soon(self._queue_handover)
+
+    def _queue_handover(self) -> None:
+        # Output is the test's input too: the test acts on it, so it waits as input does.
+        self.controller.at(self.controller.now, self._hand_over, after_guest=True)
+
+    def _hand_over(self) -> None:
+        with self.lock:
+            self._handover_queued = False
+            out, self._outgoing = bytes(self._outgoing), bytearray()
+            device_end = self._device_end
+        if not out or device_end is None:
+            return
+        try:
+            device_end.setblocking(True)
+            device_end.sendall(out)
+        except OSError as err:
+            log.warning("console: the host's end is gone: %s", err)
+        finally:
+            device_end.setblocking(False)

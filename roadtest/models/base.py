@@ -90,10 +90,10 @@ class Input(Generic[T]):
 
     def __set__(self, obj: object, value: T) -> None:
         state = obj.__dict__
-        state[self.name] = value
         watcher = state.get("_input_watcher")
         if watcher is not None and sys._getframe(1).f_locals.get("self") is not obj:
-            watcher(self.name, value)
+            watcher(self.name, value)  # before the set: a recorder settles the guest first
+        state[self.name] = value
 
 
 def declared_inputs(cls: type) -> dict[str, Input[Any]]:
@@ -134,8 +134,8 @@ class ChipModel:
     clock: Clock = INSTANT
 
     def watch_inputs(self, watcher: InputWatcher | None) -> None:
-        """Have `watcher(name, value)` called on every set of one of this model's `Input`s
-        (None: stop). Sets come from whichever thread makes them."""
+        """Have `watcher(name, value)` called before every set of one of this model's
+        `Input`s (None: stop). Sets come from whichever thread makes them."""
         self.__dict__["_input_watcher"] = watcher
 
 

@@ -137,6 +137,9 @@ class _DeviceTrace:
             self.marker("inject", {"attr": name, "value": plain(value)})
 
     def marker(self, what: str, detail: Any) -> None:
+        # The guest's work at this instant (an interrupt thread after the agent's reply)
+        # goes before what the test did now, on every run.
+        self.model.clock.settle()
         self.writer.event("marker", what=what, detail=plain(detail))
         self.writer.flush()  # what the test did is on disk before the driver reacts
 

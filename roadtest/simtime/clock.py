@@ -35,6 +35,11 @@ class Clock(Protocol):
         """Run `fn` `delay` ns from now (at once when not simulated)."""
         ...
 
+    def settle(self) -> None:
+        """Return once the guest has done what it had to do at this instant (simulated
+        time; at once otherwise): the test's next change to the model comes after it."""
+        ...
+
 
 class InstantClock:
     """Hardware that is done at once: the host's clock, and no waiting."""
@@ -46,6 +51,9 @@ class InstantClock:
 
     def after(self, delay: int, fn: Callable[[], None]) -> None:
         fn()
+
+    def settle(self) -> None:
+        pass  # the guest runs beside the test: there is no instant to finish
 
 
 INSTANT: Final = InstantClock()
@@ -69,6 +77,9 @@ class SimulatedClock:
             controller.after(delay, fn)
 
         controller.soon(schedule)
+
+    def settle(self) -> None:
+        self.controller.settle()
 
 
 class ManualClock:
@@ -99,6 +110,9 @@ class ManualClock:
             raise ValueError(f"a delay of {delay} ns is in the past")
         self._asked += 1
         heapq.heappush(self._pending, (self.time + delay, self._asked, fn))
+
+    def settle(self) -> None:
+        pass  # no guest: nothing runs unless the test advances the clock
 
     @property
     def pending(self) -> int:

@@ -32,6 +32,7 @@ import heapq
 import itertools
 import logging
 import socket
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -65,6 +66,9 @@ class Loop(Protocol):
     def call_soon(self, callback: Callable[[], None]) -> None: ...
 
     def on_loop_thread(self) -> bool: ...
+
+
+SETTLE_TIMEOUT_S = 10.0
 
 
 class Event:
@@ -348,6 +352,22 @@ class Controller:
             fn()
         else:
             self.loop.call_soon(fn)
+
+    def settle(self, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Return once the guest has nothing left to do at the calendar's current instant
+        (from any thread but the loop's; at once with no guest): what the caller does next
+        (a trace's marker, a model's input) then follows the guest's work at this instant
+        on every run. After `timeout` host seconds it returns anyway: a guest that never
+        waits is reported by whatever waits for it next."""
+        if self._loop is None or self.loop.on_loop_thread() or not self.connected:
+            return
+        done = threading.Event()
+
+        def after_the_guest() -> None:
+            self.at(self.now, done.set, after_guest=True)
+
+        self.loop.call_soon(after_the_guest)
+        done.wait(timeout)
 
     def with_next_turn(self, fn: Callable[[], None]) -> None:
         """Run `fn` (loop thread) just before the guest's next turn, whenever that is: for

@@ -480,6 +480,31 @@ def test_a_spinning_drivers_call_rides_the_guests_next_turn(
     assert (op, when) == (RUN, 10_000)
 
 
+def test_settle_returns_once_the_guest_has_nothing_left_to_do_now(
+    controller: Controller, loop: EventLoop
+) -> None:
+    controller.settle(timeout=5.0)  # no guest: at once
+    guest = booted(controller)
+    on_loop(loop, lambda: controller.agent_idle(True))
+    settled = threading.Event()
+
+    def settle() -> None:
+        controller.settle(timeout=5.0)
+        settled.set()
+
+    guest.request(REQUEST, 0)  # work at this instant: an interrupt thread, say
+    threading.Thread(target=settle, daemon=True).start()
+    guest.request(WAIT)
+    op, seq, when = guest.recv()
+    assert (op, when) == (RUN, 0)
+    assert not settled.wait(0.2)  # the guest runs at this instant
+    guest.sock.sendall(MSG.pack(ACK, seq, 0))
+    guest.request(REQUEST, 1_000)  # done for now: its next timer is later
+    guest.request(WAIT)
+    assert settled.wait(5)
+    assert controller.guest_time == 0  # and time stood still: the agent is idle
+
+
 def test_a_signal_from_the_tests_thread_comes_after_the_guests_turn(
     controller: Controller, loop: EventLoop
 ) -> None:
