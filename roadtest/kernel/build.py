@@ -262,13 +262,13 @@ def ensure_kernel(
             return kernel
     prune.limit_from_env()  # a bad limit is one line now, not after the build
     try:
-        with cache.build_lock(layout, progress):
+        cache.when_alone(layout, lambda: cache.clean_leftovers(layout))
+        with cache.build_lock(layout, entry, progress):
             # Another process may have built it while we waited for the lock.
             kernel, damage = None, None
             if not force:
                 kernel, damage = _use_cached(entry, inputs.key, target, progress, thorough=thorough)
             if kernel is None:
-                cache.clean_leftovers(layout)
                 if force and entry.path.is_dir():
                     _discard(entry, None)
                     progress(f"kernel: building {entry.path} again from scratch (--force)")
@@ -283,12 +283,21 @@ def ensure_kernel(
                 except BaseException:
                     cache.release_in_use(entry)  # a failed build is nobody's to use
                     raise
-            line = prune.prune(layout, entry).line(layout.root)
-            if line:
-                progress(line)
+        _prune_if_alone(layout, entry, progress)
     except OSError as err:
         raise _cache_error(err, layout) from None
     return kernel
+
+
+def _prune_if_alone(layout: Layout, entry: Entry, progress: Callable[[str], None]) -> None:
+    """Prune after a build unless other builds run: the last of them prunes."""
+
+    def work() -> None:
+        line = prune.prune(layout, entry).line(layout.root)
+        if line:
+            progress(line)
+
+    cache.when_alone(layout, work)
 
 
 def _cache_error(err: OSError, layout: Layout) -> RoadtestError:
@@ -351,8 +360,12 @@ def tree_kernel(
         return mirror
 
     try:
-        with cache.build_lock(layout, progress):
-            cache.clean_leftovers(layout)
+        cache.when_alone(layout, lambda: cache.clean_leftovers(layout))
+        # The mirror is synced, then built from: its lock is held for the whole build.
+        with (
+            cache.build_lock(layout, entry, progress),
+            cache.source_lock(layout, inputs.source_key, progress),
+        ):
             while True:
                 configured = _from_stamp(entry, inputs.key, target) is not None
                 entry.path.mkdir(parents=True, exist_ok=True)
@@ -383,9 +396,7 @@ def tree_kernel(
                 except BaseException:
                     cache.release_in_use(entry)
                     raise
-            line = prune.prune(layout, entry).line(layout.root)
-            if line:
-                progress(line)
+        _prune_if_alone(layout, entry, progress)
     except OSError as err:
         raise _cache_error(err, layout) from None
     return kernel
@@ -478,19 +489,24 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
         and e.source_key() == inputs.source_key
         and e.target() == inputs.target.name  # another ARCH's objects are all rebuilt
     ]
-    if not candidates:
-        return None
-    previous = max(candidates, key=lambda e: closeness(e, inputs))
     tmp = entry.path / "build.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    result = runner.run(
-        ["cp", "-a", "--reflink=auto", str(previous.build_dir), str(tmp)], cwd=entry.path
-    )
-    if result.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        return None  # not fatal: build from scratch
-    tmp.rename(entry.build_dir)  # the copy is complete or absent, never partial
-    return previous
+    for previous in sorted(candidates, key=lambda e: closeness(e, inputs), reverse=True):
+        fd = cache.try_shared(layout.entry_lock(previous))
+        if fd is None:
+            continue  # another process is building it again: its directory is changing
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            result = runner.run(
+                ["cp", "-a", "--reflink=auto", str(previous.build_dir), str(tmp)], cwd=entry.path
+            )
+        finally:
+            os.close(fd)
+        if result.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return None  # not fatal: build from scratch
+        tmp.rename(entry.build_dir)  # the copy is complete or absent, never partial
+        return previous
+    return None
 
 
 def closeness(e: Entry, inputs: _Inputs) -> tuple[bool, bool, int, float]:
@@ -568,14 +584,15 @@ def _build(
         source_dir = prepare(runner)
     else:
         assert inputs.identity is not None
-        source_dir = prepare_source(
-            inputs.identity,
-            inputs.patches,
-            layout.src_dir(inputs.source_key),
-            repo_root,
-            runner,
-            progress,
-        )
+        with cache.source_lock(layout, inputs.source_key, progress):
+            source_dir = prepare_source(
+                inputs.identity,
+                inputs.patches,
+                layout.src_dir(inputs.source_key),
+                repo_root,
+                runner,
+                progress,
+            )
     if seed and not entry.build_dir.is_dir():
         previous = _seed_build_dir(layout, entry, inputs, runner)
         if previous is not None:

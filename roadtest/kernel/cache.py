@@ -2,7 +2,13 @@
 
 Layout under the cache directory:
 
-    kernel.lock                 held (exclusively) by the one process that builds or prunes
+    kernel.lock                 held shared by every process that builds, exclusively by
+                                one that prunes or clears leftovers (only when no build runs)
+    locks/kernel-<build key>.lock
+                                held exclusively by the process building that entry: two
+                                processes build two kernels side by side, one kernel once
+    locks/src-<source key>.lock held exclusively while that tree is unpacked (or, for a
+                                --tree mirror, synced and built from)
     src/<source key>/           an unpacked, patched tree; appears by rename once complete
     kernels/<build key>/        one configured build:
         entry.json              its source key, written when the entry is made
@@ -21,7 +27,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +162,16 @@ class Layout:
     def src_dir(self, src_key: str) -> Path:
         return self.src_root / short(src_key)
 
+    @property
+    def locks_root(self) -> Path:
+        return self.root / "locks"
+
+    def src_lock(self, src_key: str) -> Path:
+        return self.locks_root / f"src-{short(src_key)}.lock"
+
+    def entry_lock(self, entry: Entry) -> Path:
+        return self.locks_root / f"kernel-{entry.path.name}.lock"
+
     def entry(self, key: str) -> Entry:
         return Entry(self.builds_root / short(key))
 
@@ -213,21 +229,72 @@ def touch(path: Path) -> None:
 
 
 @contextmanager
-def build_lock(layout: Layout, progress: Callable[[str], None]) -> Iterator[None]:
-    """Only one process builds (or prunes) at a time; the others wait here, then reuse its work."""
-    layout.root.mkdir(parents=True, exist_ok=True)
-    with open(layout.lock, "a") as f:
+def _flock(path: Path, kind: int, waiting: str, progress: Callable[[str], None]) -> Iterator[None]:
+    """Hold `path` locked (fcntl.LOCK_SH or LOCK_EX); say `waiting` once if another process
+    holds it first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, kind | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress(
-                f"kernel: waiting for another roadtest process to finish building ({layout.lock})"
-            )
-            fcntl.flock(f, fcntl.LOCK_EX)
+            progress(f"kernel: waiting for another roadtest process {waiting} ({path})")
+            fcntl.flock(f, kind)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@contextmanager
+def build_lock(layout: Layout, entry: Entry, progress: Callable[[str], None]) -> Iterator[None]:
+    """Build `entry`: processes building other kernels go on beside this one; one building
+    this one is waited for (its work is then reused), as is one pruning the cache."""
+    with _flock(layout.lock, fcntl.LOCK_SH, "to finish pruning the cache", progress):
+        with _flock(layout.entry_lock(entry), fcntl.LOCK_EX, "to finish this build", progress):
+            # Whatever the entry holds beside a stamp was left by a build interrupted here.
+            shutil.rmtree(entry.path / "build.tmp", ignore_errors=True)
+            yield
+
+
+def source_lock(
+    layout: Layout, src_key: str, progress: Callable[[str], None]
+) -> AbstractContextManager[None]:
+    """Unpack (or sync) the source `src_key` alone: two builds of it unpack it once."""
+    return _flock(layout.src_lock(src_key), fcntl.LOCK_EX, "to prepare this source", progress)
+
+
+def when_alone(layout: Layout, work: Callable[[], None]) -> bool:
+    """Run `work` (pruning, clearing leftovers) if no process builds or prunes now; whether
+    it ran. Never waits: the last build to end does it."""
+    try:
+        layout.root.mkdir(parents=True, exist_ok=True)
+        with open(layout.lock, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            try:
+                work()
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+    except OSError:
+        return False  # a read-only cache: nothing to tidy
+    return True
+
+
+def try_shared(lock: Path) -> int | None:
+    """An fd holding `lock` shared, or None if a process holds it exclusively (an entry
+    being built, which is then no seed to copy)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 # Shared locks on the entries this process uses, held until it exits: pruning skips them.
@@ -260,12 +327,16 @@ def remove_tree(path: Path) -> None:
 
 
 def clean_leftovers(layout: Layout) -> None:
-    """Temp and trash dirs left by interrupted runs. Call with the build lock held."""
+    """Temp and trash dirs left by interrupted runs. Only when alone (`when_alone`)."""
     for parent in (layout.src_root, layout.builds_root):
         if parent.is_dir():
             for p in parent.iterdir():
                 if p.name.startswith((".tmp-", ".trash-")):
                     shutil.rmtree(p, ignore_errors=True)
+    # Nobody holds or waits for an entry's or a source's lock without the cache's.
+    if layout.locks_root.is_dir():
+        for lock in layout.locks_root.glob("*.lock"):
+            lock.unlink(missing_ok=True)
     for entry in layout.entries():
         tmp = entry.path / "build.tmp"
         if tmp.exists():

@@ -14,13 +14,12 @@ directories (bisect/<tree>/: a clone, its build, its logs) and its histories
 - Always removed: a kernel build that never completed (interrupted or failed), and an
   unpacked source tree no kept build refers to (1.7 GB each; they are not counted).
 
-It runs after each kernel build (with the build lock held) and when a bisection starts
-(if no build holds the lock: then the build prunes). What it removed is one line.
+It runs after each kernel build and when a bisection starts, in both cases only when no
+build runs (then the last build to end prunes). What it removed is one line.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -156,8 +155,8 @@ def prune(
     limit: int | None = None,
     now: float | None = None,
 ) -> Pruned:
-    """Apply the policy above. Call with the build lock held; `current`: the build just made
-    or used (never removed)."""
+    """Apply the policy above. Call alone (`cache.when_alone`); `current`: the build just
+    made or used (never removed)."""
     limit = limit_from_env() if limit is None else limit
     now = time.time() if now is None else now
     recent = now - RECENT_HOURS * 3600
@@ -232,21 +231,10 @@ def _remove(path: Path, lock: Path | None, size: int, pruned: Pruned) -> bool:
 
 
 def prune_if_idle(root: Path, progress: Callable[[str], None]) -> None:
-    """Prune now unless a build holds the cache's lock (that build prunes when it ends):
-    for `roadtest bisect`, which must not wait minutes for a build to end."""
+    """Prune now unless a build runs (that build prunes when it ends): for `roadtest
+    bisect`, which must not wait minutes for a build to end."""
     layout = Layout(root)
-    try:
-        layout.root.mkdir(parents=True, exist_ok=True)
-        with open(layout.lock, "a") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return
-            try:
-                line = prune(layout).line(root)
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
-    except OSError:
-        return  # a read-only or full cache: pruning is never worth failing a bisection for
-    if line:
-        progress(line)
+    lines: list[str | None] = []
+    cache.when_alone(layout, lambda: lines.append(prune(layout).line(root)))
+    if lines and lines[0]:
+        progress(lines[0])

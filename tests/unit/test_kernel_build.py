@@ -3,7 +3,8 @@
 The fake make understands the targets roadtest uses (defconfig, olddefconfig, vmlinux modules
 modules_install), writes what kbuild would, and logs every call, so the tests can tell whether
 a build ran at all. Environment knobs: FAKE_MAKE_DROP (options olddefconfig drops),
-FAKE_MAKE_FAIL (the build fails), FAKE_MAKE_SLEEP (the build takes that long).
+FAKE_MAKE_FAIL (the build fails), FAKE_MAKE_SLEEP (the build takes that long),
+FAKE_MAKE_WAIT_FOR (the build waits, at most 30 s, until that file exists).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_k
 from roadtest.kernel.build import _StderrProgress
 from roadtest.kernel.cache import Layout
 from roadtest.kernel.config import config_fragments
+from roadtest.testing.waiting import wait_until
 
 FAKE_MAKE = r"""#!{python}
 import os, sys, time
@@ -61,6 +63,11 @@ for target in targets:
         (out / ".config").write_text("".join(lines))
     elif target == "vmlinux":
         time.sleep(float(os.environ.get("FAKE_MAKE_SLEEP", "0")))
+        barrier = os.environ.get("FAKE_MAKE_WAIT_FOR")
+        for _ in range(600):
+            if not barrier or Path(barrier).exists():
+                break
+            time.sleep(0.05)
         for i in range(3):
             print(f"  CC      init/file{{i}}.o")
         print("  CC [M]  drivers/fake.o")
@@ -144,7 +151,13 @@ class Fake:
         monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
         monkeypatch.setenv("FAKE_MAKE_LOG", str(self.make_log))
         monkeypatch.setenv("ROADTEST_KERNEL_SOURCE", str(_tarball(root / "linux-fake.tar.xz")))
-        for var in ("FAKE_MAKE_DROP", "FAKE_MAKE_FAIL", "FAKE_MAKE_SLEEP", "ROADTEST_CACHE"):
+        for var in (
+            "FAKE_MAKE_DROP",
+            "FAKE_MAKE_FAIL",
+            "FAKE_MAKE_SLEEP",
+            "FAKE_MAKE_WAIT_FOR",
+            "ROADTEST_CACHE",
+        ):
             monkeypatch.delenv(var, raising=False)
         self.write("kernel-patches/base.config", 'CONFIG_LOCALVERSION="-roadtest"\n')
         self.write("kernel-patches/0001-fake-change-b.patch", GOOD_PATCH)
@@ -586,6 +599,27 @@ def test_concurrent_callers_build_once(fake: Fake) -> None:
     assert [p.returncode for p in procs] == [0, 0]
     assert outputs[0] == outputs[1]
     assert fake.builds() == 1
+
+
+def test_two_kernels_build_side_by_side(fake: Fake) -> None:
+    """A build waits for nobody building another kernel (of the same source: it is unpacked
+    once): a stress run's tree kernel no longer waited 38 minutes behind others' builds."""
+    barrier = fake.root / "go-on"
+    first = fake.in_subprocess(FAKE_MAKE_WAIT_FOR=str(barrier))
+    try:
+        wait_until(lambda: "vmlinux" in " ".join(fake.make_calls()), "the first build's make")
+        fake.write("tests/drivers/fake/other.config", "CONFIG_OTHER=m\n")  # another kernel
+        second = fake.in_subprocess()
+        assert second.communicate(timeout=60)[0].strip()  # built while the first waits
+        assert second.returncode == 0
+        assert first.poll() is None
+    finally:
+        barrier.touch()
+        first.communicate(timeout=60)
+    assert first.returncode == 0
+    assert fake.builds() == 2
+    assert len(fake.entries()) == 2
+    assert len(fake.sources()) == 1
 
 
 def test_stamp_is_the_last_thing_written(fake: Fake) -> None:
