@@ -453,7 +453,7 @@ def _discard(entry: Entry, damaged: verify.Found | None) -> None:
     (its build's copy goes: make links it again, modules_install copies it again).
     Refused while another process uses the entry: its guests boot from these files."""
     cache.release_in_use(entry)
-    fd = cache.try_exclusive(entry.use_lock)
+    fd = cache.try_lock(entry.use_lock)
     if fd is None:
         what = "--force" if damaged is None else f"building it again ({damaged.damage})"
         raise RoadtestError(
@@ -491,7 +491,7 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
     ]
     tmp = entry.path / "build.tmp"
     for previous in sorted(candidates, key=lambda e: closeness(e, inputs), reverse=True):
-        fd = cache.try_shared(layout.entry_lock(previous))
+        fd = cache.try_lock(layout.entry_lock(previous), shared=True)
         if fd is None:
             continue  # another process is building it again: its directory is changing
         try:

@@ -282,21 +282,6 @@ def when_alone(layout: Layout, work: Callable[[], None]) -> bool:
     return True
 
 
-def try_shared(lock: Path) -> int | None:
-    """An fd holding `lock` shared, or None if a process holds it exclusively (an entry
-    being built, which is then no seed to copy)."""
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
-
-
 # Shared locks on the entries this process uses, held until it exits: pruning skips them.
 _in_use: dict[Path, int] = {}
 
@@ -343,15 +328,16 @@ def clean_leftovers(layout: Layout) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def try_exclusive(lock: Path) -> int | None:
-    """An fd holding `lock` (an entry's use lock, a bisection's lock) exclusively, or None if
-    some process holds it (uses what it guards)."""
+def try_lock(lock: Path, shared: bool = False) -> int | None:
+    """An fd holding `lock` exclusively (an entry's use lock, a bisection's lock: nobody uses
+    what it guards) or `shared` (an entry's build lock: nobody is building it), or None if
+    another process holds it so that we cannot."""
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         return None

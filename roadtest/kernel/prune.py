@@ -217,7 +217,7 @@ def _remove(path: Path, lock: Path | None, size: int, pruned: Pruned) -> bool:
     """Remove `path` unless a process holds `lock` (its users do while they use it)."""
     fd = None
     if lock is not None:
-        fd = cache.try_exclusive(lock)
+        fd = cache.try_lock(lock)
         if fd is None:
             return False
     try:
