@@ -139,7 +139,7 @@ class StepBuilder:
                 continue  # another module's: the oracle never loads it
             srcs = sources[name][1]
             if len(srcs) != 1:
-                return None  # external.py builds one-file modules
+                return None  # a module of several objects: the kernel build makes it
             plan[name] = srcs[0]
         return sorted(plan.items())
 

@@ -10,6 +10,10 @@ from `kernel.source_dir` into `workdir/tree/` at the same relative paths, so tha
 patches against the kernel tree apply there with `patch -p1`. A Kbuild file
 `obj-m := <name>.o` goes next to the source, and kbuild builds it with the kernel's
 own configuration: `make -C <kernel.build_dir> ARCH=<its target's> M=<that directory> modules`.
+A source that the kernel's build links into a module with other objects (bmp280-core.c,
+one of bmp280.ko's two, as kbuild's `bmp280.mod` lists them) builds that module: its
+other sources are copied too, and the Kbuild file names them all
+(`bmp280-y := bmp280-core.o bmp280-regmap.o`).
 Everything the tools print goes to `workdir/build.log`.
 """
 
@@ -50,8 +54,38 @@ def _tree_path(path: str) -> PurePosixPath:
     return rel
 
 
-def kbuild_text(name: str) -> str:
-    return f"obj-m := {name}.o\n"
+@dataclass(frozen=True)
+class Composite:
+    """A module that kbuild links from several objects, as its `.mod` file lists them."""
+
+    name: str  # the module's file name without .ko, e.g. "bmp280"
+    folder: str  # its directory in the tree, e.g. "drivers/iio/pressure"
+    sources: tuple[str, ...]  # the .c files of its objects, as paths in the tree
+
+
+def composite_of(build_dir: Path, source: str) -> Composite | None:
+    """The module of several objects that `source` (a .c file of the tree) is linked into
+    by the kernel's build at `build_dir`, from the `<module>.mod` files kbuild writes
+    beside the modules in the source's directory and those above it; None for a module
+    of its own, or code built into the kernel."""
+    rel = _tree_path(source)
+    obj = rel.with_suffix(".o").as_posix()
+    for folder in [rel.parent, *rel.parent.parents]:
+        if folder == PurePosixPath("."):
+            break
+        for mod in sorted((build_dir / folder).glob("*.mod")):
+            objects = mod.read_text().split()
+            if obj in objects and len(objects) > 1:
+                sources = tuple(o.removesuffix(".o") + ".c" for o in objects)
+                return Composite(mod.stem, folder.as_posix(), sources)
+    return None
+
+
+def kbuild_text(name: str, objects: Sequence[str] = ()) -> str:
+    """The Kbuild file of module `name`: of its one object, or of `objects` (paths
+    relative to the module's directory)."""
+    text = f"obj-m := {name}.o\n"
+    return text + f"{name}-y := {' '.join(objects)}\n" if objects else text
 
 
 def _stderr(message: str) -> None:
@@ -67,15 +101,20 @@ def prepare_module_tree(
     patches: Sequence[Path] = (),
     extra: Sequence[str] = (),
     reverse: Sequence[Path] = (),
+    composite: Composite | None = None,
 ) -> ModuleTree:
     """Copy `source` (a .c file of the tree at `source_dir`) and `extra` into `dest`,
     take `reverse` back out (each undone with `patch -R`, in the order given: newest
     first), apply `patches` with -p1 at `dest`, and write the Kbuild file. `dest` is
-    replaced."""
+    replaced. With `composite` (the module `source` is one object of), its other
+    sources are copied too and the Kbuild file builds that module."""
     src = _tree_path(source)
     if src.suffix != ".c":
         raise RoadtestError(f"{source}: a module is built from its .c file")
     files = [src, *(_tree_path(e) for e in extra)]
+    if composite is not None:
+        files += [_tree_path(s) for s in composite.sources]
+    files = list(dict.fromkeys(files))
     for rel in files:
         if not (source_dir / rel).is_file():
             raise RoadtestError(f"{rel} is not in the kernel tree {source_dir}")
@@ -105,8 +144,16 @@ def prepare_module_tree(
                 f"patch {patch} {what} {src} of {source_dir} "
                 f"({failure}); full log: {runner.log_path}"
             )
-    tree = ModuleTree(dest / src.parent, src.stem)
-    (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name))
+    if composite is None:
+        tree = ModuleTree(dest / src.parent, src.stem)
+        (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name))
+        return tree
+    folder = PurePosixPath(composite.folder)
+    objects = [
+        PurePosixPath(s).relative_to(folder).with_suffix(".o").as_posix() for s in composite.sources
+    ]
+    tree = ModuleTree(dest / folder, composite.name)
+    (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name, objects))
     return tree
 
 
@@ -132,7 +179,8 @@ def build_external_module(
     """Build the module of `source` (a path in the kernel tree, e.g.
     "drivers/regulator/tps6286x-regulator.c"), with `reverse` taken back out (patches of
     the kernel's own series: newest first) and then `patches` applied, against `kernel`'s
-    build; return the .ko, whose vermagic is checked to be the guest kernel's."""
+    build; return the .ko, whose vermagic is checked to be the guest kernel's. A source
+    the kernel's build links into a module of several objects builds that module."""
     runner = _runner(kernel, workdir, progress)
     tree = prepare_module_tree(
         kernel.source_dir,
@@ -142,6 +190,7 @@ def build_external_module(
         patches=patches,
         extra=extra,
         reverse=reverse,
+        composite=composite_of(kernel.build_dir, source),
     )
     return _kbuild(kernel, tree, workdir, runner)
 

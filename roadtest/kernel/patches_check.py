@@ -12,8 +12,9 @@ For each patch of kernel-patches/series (in order: um, i2c, iio, hwmon, rtc):
    build; here every patch is also taken back out (newest first) and applied again
    (oldest first) with --fuzz=0 on a copy of the files the series touch: each applies
    exactly, and leaves them as the build has them.
-3. builds: each module source the patch changes (a .c built as a .ko in the cached build)
-   is built out of tree as it is right after the patch (the later patches of the same file
+3. builds: each module source the patch changes (a .c built as a .ko in the cached build,
+   or as one object of a module of several, bmp280-core.c of bmp280.ko: that module) is
+   built out of tree as it is right after the patch (the later patches of the same file
    taken back out), against the cached build: a module build, seconds, not a kernel build.
    Where no later patch changes the file, that is the source the kernel build compiled.
 4. proven: the message's reproducer (its `roadtest run ...` lines) fails with the patch
@@ -45,6 +46,7 @@ from pathlib import Path
 
 from roadtest.errors import RoadtestError
 from roadtest.kernel.build import Kernel
+from roadtest.kernel.external import composite_of
 from roadtest.kernel.runner import Runner
 from roadtest.kernel.source import apply_patch, read_series
 
@@ -135,10 +137,23 @@ def read_patch(path: Path) -> PatchInfo:
 
 def module_sources(kernel: Kernel, files: Sequence[str]) -> list[str]:
     """The files that are the source of a module of `kernel`'s build (a .c whose .ko the
-    build made): the ones a patch can be taken out of by building a module."""
+    build made, or one object of a module of several): the ones a patch can be taken out
+    of by building a module."""
     return [
-        f for f in files if f.endswith(".c") and (kernel.build_dir / f).with_suffix(".ko").is_file()
+        f
+        for f in files
+        if f.endswith(".c")
+        and (
+            (kernel.build_dir / f).with_suffix(".ko").is_file()
+            or composite_of(kernel.build_dir, f) is not None
+        )
     ]
+
+
+def module_name(kernel: Kernel, source: str) -> str:
+    """The .ko that a module source of `kernel`'s build is built into."""
+    composite = composite_of(kernel.build_dir, source)
+    return f"{composite.name if composite else Path(source).stem}.ko"
 
 
 _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)"', re.M)
@@ -151,6 +166,20 @@ def local_headers(source_dir: Path, source: str) -> list[str]:
     parent = Path(source).parent
     found = _LOCAL_INCLUDE.findall(path.read_text(errors="replace"))
     return [str(parent / h) for h in found if (path.parent / h).is_file()]
+
+
+def module_headers(kernel: Kernel, source: str) -> list[str]:
+    """The local headers of a module source and, for one object of a module of several
+    (bmp280-core.c of bmp280.ko), those of the module's other sources."""
+    composite = composite_of(kernel.build_dir, source)
+    sources = composite.sources if composite else (source,)
+    found = [
+        h
+        for s in sources
+        if (kernel.source_dir / s).is_file()  # a missing one: the module's copy says so
+        for h in local_headers(kernel.source_dir, s)
+    ]
+    return list(dict.fromkeys(found))
 
 
 def checkpatch_command(source_dir: Path, patch: Path) -> list[str]:
@@ -266,7 +295,7 @@ def check_patch(
     # 3. builds: each module it changes, as it is right after this patch
     modules = module_sources(kernel, patch.files)
     built_in = [f for f in patch.files if f.endswith(".c") and f not in modules]
-    extras = {m: local_headers(kernel.source_dir, m) for m in modules}
+    extras = {m: module_headers(kernel, m) for m in modules}
     try:
         for source in modules:
             later = later_patches_of(source, patches, index)
@@ -276,7 +305,7 @@ def check_patch(
                 kernel, source, workdir / "after" / Path(source).stem, later, extras[source]
             )
         verdict.builds = (
-            f"ok ({', '.join(Path(m).stem + '.ko' for m in modules)})"
+            f"ok ({', '.join(module_name(kernel, m) for m in modules)})"
             if modules
             else "built in: the kernel build compiled it"
         )

@@ -12,8 +12,10 @@ from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
 from roadtest.kernel import Kernel
 from roadtest.kernel.external import (
+    Composite,
     build_external_module,
     build_own_module,
+    composite_of,
     kbuild_text,
     prepare_module_tree,
     vermagic,
@@ -98,6 +100,53 @@ def test_the_source_is_copied_at_its_tree_path_and_patched(
 
 def test_kbuild_names_the_object_of_a_dashed_module() -> None:
     assert kbuild_text("tps6286x-regulator") == "obj-m := tps6286x-regulator.o\n"
+
+
+def test_kbuild_of_a_module_of_several_objects() -> None:
+    assert kbuild_text("bmp280", ["bmp280-core.o", "bmp280-regmap.o"]) == (
+        "obj-m := bmp280.o\nbmp280-y := bmp280-core.o bmp280-regmap.o\n"
+    )
+
+
+def test_the_module_of_several_objects_a_source_is_one_of(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    (build / "drivers/misc/sub").mkdir(parents=True)
+    # kbuild's .mod files: each module's objects (bmp280.mod: bmp280-core.o bmp280-regmap.o).
+    (build / "drivers/misc/widgets.mod").write_text("drivers/misc/widget.o\ndrivers/misc/other.o\n")
+    (build / "drivers/misc/alone.mod").write_text("drivers/misc/alone.o\n")
+    (build / "drivers/gadgets.mod").write_text("drivers/misc/sub/gadget.o drivers/gadget-core.o\n")
+    assert composite_of(build, DRIVER) == Composite(
+        "widgets", "drivers/misc", ("drivers/misc/widget.c", "drivers/misc/other.c")
+    )
+    # A module of its own, code built into the kernel: none.
+    assert composite_of(build, "drivers/misc/alone.c") is None
+    assert composite_of(build, "drivers/misc/builtin.c") is None
+    # An object in a subdirectory of the module's: found from the directories above.
+    found = composite_of(build, "drivers/misc/sub/gadget.c")
+    assert found is not None and (found.name, found.folder) == ("gadgets", "drivers")
+
+
+def test_a_module_of_several_objects_is_copied_whole(
+    tree: Path, tmp_path: Path, runner: Runner
+) -> None:
+    dest = tmp_path / "out"
+    widgets = Composite("widgets", "drivers/misc", (DRIVER, "drivers/misc/other.c"))
+    module = prepare_module_tree(
+        tree,
+        DRIVER,
+        dest,
+        runner,
+        patches=[write_patch(tmp_path)],
+        extra=["drivers/misc/widget.h"],
+        composite=widgets,
+    )
+    assert module.name == "widgets"
+    assert module.ko == dest / "drivers/misc/widgets.ko"
+    assert "widget_init(2)" in (dest / DRIVER).read_text()
+    assert (dest / "drivers/misc/other.c").read_text() == "int other;\n"
+    assert (module.module_dir / "Kbuild").read_text() == (
+        "obj-m := widgets.o\nwidgets-y := widget.o other.o\n"
+    )
 
 
 def test_an_earlier_tree_is_replaced(tree: Path, tmp_path: Path, runner: Runner) -> None:
@@ -195,6 +244,28 @@ def test_the_build_runs_kbuild_on_the_module_directory(tree: Path, tmp_path: Pat
     assert vermagic(ko) == "6.12.0-roadtest"
     assert "widget_init(2)" in (work / "tree" / DRIVER).read_text()
     assert (work / "build.log").is_file()
+
+
+def test_a_source_of_a_module_of_several_objects_builds_that_module(
+    tree: Path, tmp_path: Path
+) -> None:
+    prebuilt = make_ko(tmp_path / "prebuilt/widgets.ko", "name=widgets", "vermagic=6.12.0-roadtest")
+    kernel = fake_kernel(
+        tmp_path,
+        tree,
+        f"cat $(M)/Kbuild > {tmp_path}/called && cp {prebuilt} $(M)/widgets.ko",
+    )
+    (kernel.build_dir / "drivers/misc").mkdir(parents=True)
+    (kernel.build_dir / "drivers/misc/widgets.mod").write_text(
+        "drivers/misc/widget.o drivers/misc/other.o\n"
+    )
+    work = tmp_path / "work"
+    ko = build_external_module(kernel, DRIVER, work, progress=lambda m: None)
+    assert ko == work / "tree/drivers/misc/widgets.ko"
+    assert (tmp_path / "called").read_text().splitlines() == [
+        "obj-m := widgets.o",
+        "widgets-y := widget.o other.o",
+    ]
 
 
 def test_a_failing_build_is_one_line_with_the_log(tree: Path, tmp_path: Path) -> None:

@@ -145,6 +145,7 @@ class Fakes:
         self.tmp_path = tmp_path
         self.statuses = {"without": without, "with": with_patch}
         self.builds: list[tuple[str, list[str]]] = []
+        self.extras: list[list[str]] = []
         self.runs: list[list[str]] = []
         build = tmp_path / "build"
         (build / "drivers/foo").mkdir(parents=True)
@@ -160,6 +161,7 @@ class Fakes:
         extra: Sequence[str],
     ) -> Path:
         self.builds.append((workdir.parent.name, [p.name for p in reverse]))
+        self.extras.append(list(extra))
         return workdir / "foo.ko"
 
     def run_tests(self, args: Sequence[str], log: Path) -> int:
@@ -274,6 +276,26 @@ def test_what_counts_as_run_by_the_suite() -> None:
     assert in_suite(["tests/drivers/a.py::test_b", "tests/drivers/c.py"], drivers)
     assert not in_suite(["tests/drivers/a.py", "tests/guest/test_fpu_state.py"], drivers)
     assert not in_suite(["-k", "x"], drivers)  # names no test file
+
+
+def test_a_patch_to_one_object_of_a_module_of_several(tmp_path: Path) -> None:
+    """bmp280-core.c is one of bmp280.ko's objects: there is no bmp280-core.ko, but the
+    module is taken out and back in like any other (kbuild's bmp280.mod names it)."""
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+    (fakes.kernel.build_dir / "drivers/foo/foo.ko").unlink()
+    (fakes.kernel.build_dir / "drivers/foo/foos.mod").write_text(
+        "drivers/foo/foo.o drivers/foo/bar.o\n"
+    )
+    (tmp_path / "tree/drivers/foo/bar.c").write_text('#include "bar.h"\n')
+    (tmp_path / "tree/drivers/foo/bar.h").write_text("")
+    verdict = fakes.check(patches, 0)
+    assert verdict.ok, verdict.problems
+    assert verdict.builds == "ok (foos.ko)"
+    assert verdict.without == "fails, as it must"
+    assert fakes.builds == [("after", ["0002.patch"]), ("without", ["0001.patch"])]
+    # The other object's local header goes with the copy too.
+    assert fakes.extras == [["drivers/foo/bar.h"], ["drivers/foo/bar.h"]]
 
 
 def test_the_last_patch_of_a_file_is_not_built_again_as_the_kernel_built_it(

@@ -100,12 +100,6 @@ def test_repeatability_attribute(guest: RoadtestSession) -> None:
 
 
 @pytest.mark.parametrize(("value", "command"), [(0, SINGLE_LOW), (1, SINGLE_MEDIUM)])
-@pytest.mark.xfail(
-    strict=True,
-    reason="sht3x's repeatability_store() sets data->repeatability but not the command: "
-    "sht3x_select_command() runs only when update_interval changes, so single-shot "
-    "readings stay at high repeatability (0x2400, Table 9) whatever repeatability says",
-)
 def test_repeatability_selects_the_single_shot_command(
     guest: RoadtestSession, value: int, command: int
 ) -> None:
@@ -196,13 +190,6 @@ def test_limits_clamp(guest: RoadtestSession) -> None:
         assert read_int(hwmon / "humidity1_max") == 100_000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sht3x's limit_write() overflows u32 at the top of the range: 130 degC gives "
-    "(130000 + 45000) * 24543 = 4295025000 and 100 %RH 100000 * 42950 = 4295000000, "
-    "both past 2^32, so the limit word is 0x0000 (-45 degC, 0 %RH) while temp1_max "
-    "reads 130000 (from 129998 m degC and 99999.3 m %RH up)",
-)
 def test_limits_at_the_top_of_the_range(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
         hwmon = hwmon_of(dev.path)

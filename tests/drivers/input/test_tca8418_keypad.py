@@ -282,26 +282,14 @@ def test_probe_fails_when_configuring_fails(guest: RoadtestSession, failing: int
             pass
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tca8418_configure() writes the keypad's row and column mask to DEBOUNCE_DIS1-3 "
-    "under the comment 'Enable column debouncing'; SCPS215G Table 9 names 29h-2Bh the debounce "
-    "*disable* registers (a 1 turns a pin's 50 us debounce off, reset 0 = on), so it turns "
-    "debouncing off on every keypad pin",
-)
 def test_probe_leaves_debouncing_on(guest: RoadtestSession) -> None:
+    # DEBOUNCE_DIS1-3 (29h-2Bh, Table 9) are the debounce *disable* registers: a 1 turns
+    # a pin's 50 us debounce off; their reset value, 0, leaves it on for every pin.
     with guest.bound(KEYPAD) as dev:
         for reg in REG_DEBOUNCE_DIS:
             assert dev.model.regs[reg] == 0x00, f"DEBOUNCE_DIS{reg - 0x28}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tca8418_irq_handler() returns IRQ_NONE without clearing INT_STAT when its read "
-    "of INT_STAT fails; K_INT and /INT stay asserted (SCPS215G, KEY_EVENT_A-J: cleared only "
-    "by writing 1 once the FIFO is empty), so the falling-edge interrupt never comes again "
-    "and the keypad is dead after one failed transfer",
-)
 def test_a_failed_status_read_does_not_stop_the_keypad(guest: RoadtestSession) -> None:
     # Probe makes 8 transfers; the 9th is the handler's read of INT_STAT.
     with scripted(guest, [Pass(8), TransferFails(0)]), guest.bound(KEYPAD) as dev:
@@ -310,15 +298,12 @@ def test_a_failed_status_read_does_not_stop_the_keypad(guest: RoadtestSession) -
         with EvdevDevice.of(dev.path) as keypad:
             dev.model.press(0, 0)
             wait_until(lambda: line.interrupts > fired, "the keypad's interrupt")
+            guest.sleep(0.01)  # the guest runs its handler while the agent works
             guest.assert_kernel_log(r"unable to read REG_INT_STAT")
             dev.model.press(1, 1)
-            # What must follow: both keys' events, and the FIFO drained and /INT released.
-            wait_until(
-                lambda: not dev.model.int_asserted,
-                lambda: f"/INT still asserted, FIFO {dev.model.fifo()}",
-                timeout=1.0,
-            )
-            assert keypad.read_frame() == press((0, 0)) + press((1, 1))
+            # What must follow: both keys' events (in one frame or two, as the second key
+            # finds the handler), and the FIFO drained and /INT released.
+            assert next_values(guest, keypad, dev, 4) == press((0, 0)) + press((1, 1))
 
 
 def test_unbind(guest: RoadtestSession) -> None:

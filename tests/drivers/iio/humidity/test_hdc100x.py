@@ -163,12 +163,6 @@ def test_identity_is_not_checked(guest: RoadtestSession) -> None:
         assert read_int(iio(dev.path) / "in_humidityrelative_raw") == 0x8000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hdc100x declares the temperature scan element signed (be:s16/16>>0), but the "
-    "Temperature register is an unsigned code (T = raw / 2^16 * 165 - 40, 0..0xFFFF): "
-    "buffered samples of 42.5 degC and above decode as negative",
-)
 def test_temperature_scan_element_is_unsigned(guest: RoadtestSession) -> None:
     with guest.bound(SENSOR) as dev:
         scan = iio(dev.path) / "scan_elements"
