@@ -9,13 +9,11 @@ a step whose kernel image and needed modules are identical to a decided step's
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from roadtest.bisect.builder import StepBuild, StepBuilder, StepSkipped
 from roadtest.bisect.history import SeriesHistory, distribution_repo, series_history
 from roadtest.bisect.oracle import BAD, GOOD, SKIP, Oracle, Verdict
 from roadtest.errors import RoadtestError
-from roadtest.kernel.cache import touch
+from roadtest.kernel.cache import locked, touch
 from roadtest.kernel.config import config_fragments
 from roadtest.kernel.identity import image_identity, module_identity
 from roadtest.kernel.prune import prune_if_idle
@@ -108,19 +106,6 @@ def series_range(
     repo = distribution_repo(cache, source_identity(), progress)
     history = series_history(repo, patches, progress)
     return Range(repo, history.commit_after(good_n), history.commit_after(bad_n), history)
-
-
-@contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "lock", "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RoadtestError(
-                f"another roadtest bisect of this tree is running ({directory})"
-            ) from None
-        yield
 
 
 class Bisection:
@@ -323,7 +308,9 @@ def bisect(
     oracle = Oracle(repo_root, tests, golden, options)
     directory = tree_directory(cache, span.tree)
     start = time.monotonic()
-    with _locked(directory):
+    # Two bisections of one tree share its clone and builds: the second waits its turn.
+    waiting = f"bisect: waiting for another roadtest bisect of this tree to end ({directory})"
+    with locked(directory / "lock", waiting=waiting, progress=progress):
         # The cache's pruning (kernel/prune.py) keeps what was used lately: this tree's
         # directory is used from now on.
         touch(directory / "lock")

@@ -136,7 +136,9 @@ def _inputs(
         src_key, source = cache.source_key(identity, patches), identity.describe()
     else:
         src_key, source = tree.key, tree.describe_line()
-    key = cache.build_key(src_key, fragments, target.key_data(), make_vars)
+    # A tree's mirror is keyed by its path alone; its builds by our series too.
+    built_from = src_key if tree is None else cache.series_key(src_key, patches)
+    key = cache.build_key(built_from, fragments, target.key_data(), make_vars)
     return _Inputs(
         source, identity, patches, fragments, src_key, key, target, make_vars, own, main_names
     )

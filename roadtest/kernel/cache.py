@@ -60,6 +60,13 @@ def source_key(identity: SourceIdentity, patches: list[Path]) -> str:
     return _digest([b"roadtest-kernel-source", meta.encode(), *(p.read_bytes() for p in patches)])
 
 
+def series_key(src_key: str, patches: list[Path]) -> str:
+    """Names a tree's source with a series of patches applied in its mirror (a --tree
+    build): two checkouts of roadtest with different kernel-patches/ build the same tree
+    into two entries, not one that each rebuilds under the other's running guests."""
+    return _digest([b"roadtest-tree-series", src_key.encode(), *(p.read_bytes() for p in patches)])
+
+
 def build_key(
     src_key: str, fragments: list[Path], target: bytes, make_vars: Sequence[str] = ()
 ) -> str:
@@ -229,20 +236,34 @@ def touch(path: Path) -> None:
 
 
 @contextmanager
-def _flock(path: Path, kind: int, waiting: str, progress: Callable[[str], None]) -> Iterator[None]:
-    """Hold `path` locked (fcntl.LOCK_SH or LOCK_EX); say `waiting` once if another process
-    holds it first."""
+def locked(
+    path: Path,
+    kind: int = fcntl.LOCK_EX,
+    waiting: str = "",
+    progress: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """Hold `path` locked (fcntl.LOCK_SH or LOCK_EX), waiting for whoever holds it first;
+    `waiting` is said once, to `progress`, if the lock is not free at once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
         try:
             fcntl.flock(f, kind | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress(f"kernel: waiting for another roadtest process {waiting} ({path})")
+            if progress is not None and waiting:
+                progress(waiting)
             fcntl.flock(f, kind)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _flock(
+    path: Path, kind: int, waiting: str, progress: Callable[[str], None]
+) -> AbstractContextManager[None]:
+    return locked(
+        path, kind, f"kernel: waiting for another roadtest process {waiting} ({path})", progress
+    )
 
 
 @contextmanager

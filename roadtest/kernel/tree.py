@@ -16,7 +16,6 @@ applied to the user's files.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -25,7 +24,6 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,21 +136,11 @@ def unpacked_tarball(
     stem = tarball.name.split(".tar", 1)[0]
     dest = root / f"{stem}-{cache.short(cache.source_key(identity, []))}"
     root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / ".lock"):  # two runs starting together unpack it once
+    with cache.locked(root / ".lock"):  # two runs starting together unpack it once
         top = prepare_source(
             identity, [], dest, root, Runner(root / f"{stem}.log", progress), progress
         )
     return top, identity.describe()
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def open_tree(path: Path, target: Target, cache_dir: Path | None = None) -> KernelTree:

@@ -14,9 +14,11 @@ import fcntl
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -24,8 +26,18 @@ import pytest
 
 from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import Kernel, Variant, build_main, cached_kernel, ensure_kernel, prune, verify
-from roadtest.kernel.build import _StderrProgress
+from roadtest.kernel import (
+    Kernel,
+    Variant,
+    build_main,
+    cache,
+    cached_kernel,
+    ensure_kernel,
+    prune,
+    tree,
+    verify,
+)
+from roadtest.kernel.build import _StderrProgress, tree_kernel
 from roadtest.kernel.cache import Layout
 from roadtest.kernel.config import config_fragments
 from roadtest.testing.waiting import wait_until
@@ -813,3 +825,77 @@ def test_force_waits_for_the_processes_that_use_the_build(fake: Fake) -> None:
     finally:
         holder.communicate("")
     assert fake.cached() is not None
+
+
+def _fake_tree(root: Path) -> Path:
+    """A tree of the user's (--tree) that the fake make builds: what open_tree() checks for,
+    the file our fake patch changes, and merge_config.sh."""
+    files = {
+        "Makefile": "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\n",
+        "Kconfig": "mainmenu\n",
+        "arch/um/file.c": ORIGINAL,
+        **{n.path: "/* */\n" for n in (*tree.NEEDED, *tree.NEEDED_BY_ARCH["um"])},
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    merge = root / "scripts/kconfig/merge_config.sh"
+    merge.parent.mkdir(parents=True, exist_ok=True)
+    merge.write_text(FAKE_MERGE)
+    merge.chmod(0o755)
+    return root
+
+
+def test_checkouts_with_different_series_build_a_tree_into_entries_of_their_own(
+    fake: Fake,
+) -> None:
+    """Two checkouts of roadtest (make test beside another's CI) build one --tree with two
+    series: the second must not rebuild the first's kernel while the first's guests run
+    from it (a stress run's tree-6.1 step found "no build of ..." that way)."""
+    user_tree = tree.open_tree(_fake_tree(fake.root / "linux"), UM)
+    other = fake.root / "other-checkout"
+    shutil.copytree(fake.repo, other)
+    (other / "kernel-patches/0001-fake-change-b.patch").write_text(
+        GOOD_PATCH.replace("b = 1", "b = 3")
+    )
+
+    def kernel_of(repo: Path, build: bool = True) -> Kernel:
+        return tree_kernel(
+            repo, user_tree, build=build, cache_dir=fake.cache, progress=fake.messages.append
+        )
+
+    first = kernel_of(fake.repo)
+    second = kernel_of(other)
+    assert second.build_dir != first.build_dir
+    assert kernel_of(fake.repo, build=False) == first  # still there, as it was built
+    assert kernel_of(other, build=False) == second
+    assert fake.builds() == 2
+    # The second started from the first's objects: kbuild rebuilds what the series changes.
+    assert any("starting from the build in" in m for m in fake.messages), fake.messages
+
+
+def test_a_lock_held_elsewhere_is_waited_for_and_said_once(tmp_path: Path) -> None:
+    """Two bisections of one tree, or two builds of one kernel: the second waits its turn
+    (with a line saying why) instead of failing."""
+    path = tmp_path / "lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('held', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    said: list[str] = []
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        threading.Timer(0.3, holder.communicate, kwargs={"input": ""}).start()
+        with cache.locked(path, waiting="waiting for the other one", progress=said.append):
+            assert holder.wait(timeout=30) == 0  # it held the lock until it ended
+    finally:
+        holder.kill()
+    assert said == ["waiting for the other one"]
