@@ -18,10 +18,11 @@ PHASES_FILE :=
 LANE        :=
 PHASE        = @python3 scripts/phases.py run --file='$(PHASES_FILE)' --lane='$(LANE)' $@ --
 
-# The CPU of the x86_64 checks (make test runs them beside UML's): the second one where
-# there are two. (On CPU 0, beside the outer UML guest, make test took 13.5 min against
-# 11.3 min here: UML's driver tests and the unit tests run there first.)
-X86_CPU := $(shell [ "$$(nproc)" -gt 1 ] && echo 1 || echo 0)
+# The CPU of make test's second lane (the x86_64 checks, then UML's longest guest tests
+# and the hostile run): the second one where there are two. (On CPU 0, beside the outer
+# UML guest, make test took 13.5 min against 11.3 min here: UML's driver tests and the
+# unit tests run there first.)
+LANE2_CPU := $(shell [ "$$(nproc)" -gt 1 ] && echo 1 || echo 0)
 
 all: run
 
@@ -64,13 +65,13 @@ kernel-sanitizers: kernel
 	$(PHASE) $(VENV)/bin/roadtest build --sanitizers
 
 # UML's longest guest tests, run by make test's second lane once the x86_64 checks are
-# done (on X86_CPU): the two lanes then take about as long as each other.
+# done (on LANE2_CPU).
 GUEST_LANE2 := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.py \
 	tests/guest/test_fuzz_finds_real_bugs.py tests/guest/test_hostile_finds_leaks.py \
 	tests/guest/test_sanitizers.py tests/guest/test_mini_sweep.py
 
 guest-lane2: variants
-	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(X86_CPU) $(GUEST_LANE2)
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(LANE2_CPU) $(GUEST_LANE2)
 
 # --tree on another kernel, as a developer names one: Debian's linux-source-6.1 (make
 # setup installs it), unpacked into the cache and built there like any tree (cached like
@@ -85,7 +86,7 @@ tree-6.1: setup
 # Every I2C device of the driver suite behind a hostile device, in the quick profile
 # (`roadtest fuzz --hostile` is the long run).
 hostile: kernel
-	$(PHASE) $(VENV)/bin/roadtest run --roadtest-hostile tests/drivers
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(LANE2_CPU) --roadtest-hostile tests/drivers
 
 # The driver suite against the golden traces in traces/: the drivers' register I/O
 # must be what was recorded, exactly: under simulated time (the default) a run repeats
@@ -116,12 +117,12 @@ kernel-x86_64: kernel
 	$(PHASE) $(VENV)/bin/roadtest build --machine x86_64
 
 x86_64-run: kernel-x86_64
-	$(PHASE) $(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(X86_CPU) \
+	$(PHASE) $(VENV)/bin/roadtest run --machine x86_64 --roadtest-cpu=$(LANE2_CPU) \
 		tests/guest/test_host_escape.py tests/guest/test_qemu_guest.py tests/guest/test_vm.py \
 		tests/drivers --ignore-glob='*_properties.py' --roadtest-leave-replayed=traces
 
 x86_64-replay: kernel-x86_64
-	$(PHASE) $(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(X86_CPU) \
+	$(PHASE) $(VENV)/bin/roadtest replay --machine=x86_64 --roadtest-cpu=$(LANE2_CPU) \
 		--roadtest-replay-tolerate-repeats --golden traces
 
 # Recorded under simulated time: every event carries the guest's time, and a second
@@ -146,9 +147,12 @@ lint: setup
 	$(PHASE) sh -c '$(VENV)/bin/ruff check roadtest tests bench scripts && \
 		$(VENV)/bin/ruff format --check roadtest tests bench scripts && $(VENV)/bin/mypy'
 
-# Two lanes side by side: the x86_64 checks (QEMU, CPU-bound under TCG), then UML's
-# longest guest tests (GUEST_LANE2), run beside lint, the unit tests and UML's other
-# checks (see X86_CPU). Each step's output shows, in one piece, when the step ends. UML's
+# Two lanes side by side, each on a CPU of its own (LANE2_CPU): lint, the unit tests and
+# UML's checks on one; on the other the x86_64 checks, then UML's longest guest tests
+# (GUEST_LANE2) and the hostile run. The x86_64 run and replay go side by side: under TCG
+# with a real clock, half their time is the drivers' own waits (conversion times,
+# autosuspend delays), which the other fills (4:43 one after the other, 3:10 side by side,
+# docs/design.md). Each step's output shows, in one piece, when the step ends. UML's
 # replay runs under simulated time, exact, beside the other lane: host load cannot move a
 # driver's timer work in its I/O there. Each lane builds the kernels its steps need; a
 # kernel is built once (builds take a lock in the kernel cache): the lane that comes second
@@ -158,8 +162,8 @@ lint: setup
 # (scripts/phases.py: lane, start, wall time, status; a step that did not run) is printed,
 # pass or fail, and make test fails if any step failed or did not run.
 RUN_DIR   := build/make-test
-UM_STEPS  := lint unit drivers hostile travel replay patches-check tree-6.1
-X86_STEPS := x86_64-run x86_64-replay guest-lane2
+UM_STEPS  := lint unit drivers travel replay patches-check tree-6.1
+X86_STEPS := x86_64-run x86_64-replay guest-lane2 hostile
 
 test:
 	@mkdir -p $(RUN_DIR) && echo "# started $$(date +%s)" >$(RUN_DIR)/phases
@@ -175,7 +179,10 @@ checks-um: setup
 		PATCHES_CHECK_ARGS=--suite-ran=tests/drivers
 
 checks-x86_64: setup
-	$(MAKE) --no-print-directory -k -j1 $(X86_STEPS) LANE=x86_64
+	@status=0; \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target x86_64 LANE=x86_64 || status=$$?; \
+	$(MAKE) --no-print-directory -k -j1 guest-lane2 hostile LANE=x86_64 || status=$$?; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) *.egg-info
