@@ -266,16 +266,11 @@ def test_twelve_hour_time_from_another_os(
 
 
 @twelve_hour_chips
-@pytest.mark.xfail(
-    strict=True,
-    reason="ds1307_get_time reads the hours as 24-hour BCD (& 0x3f) whatever bit 6 says: "
-    "it converts 12-hour mode only at probe, so 11 PM written in 12-hour mode later "
-    "(71h) reads as hour 31 and RTC_RD_TIME fails (DS1307/DS1337/DS1338 'Clock and "
-    "Calendar': bit 6 high selects 12-hour mode, bit 5 is PM)",
-)
 def test_twelve_hour_time_set_after_probe(guest: RoadtestSession, case: Case) -> None:
     """Another master (or OS, with this one suspended) sets the clock in 12-hour mode
-    after the probe: the time still reads as it is."""
+    after the probe: the time still reads as it is (DS1307/DS1337/DS1338 "Clock and
+    Calendar": bit 6 of the hours high selects 12-hour mode, bit 5 is PM; 11 PM is 71h,
+    which without kernel-patches/rtc/0005 read as hour 31 and RTC_RD_TIME failed)."""
     model = case.device.model()
     model.set_time(CHRISTMAS)
     with guest.bound(case.device, model) as dev, RTC(dev.path) as rtc:
@@ -495,14 +490,11 @@ def test_ds1340_trickle_charger_off_without_resistor(guest: RoadtestSession) -> 
         guest.assert_kernel_log("Unsupported ohm value 1000")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="do_trickle_setup_ds1339 maps aux-voltage-chargeable = <0> ('not chargeable', "
-    "rtc.yaml) to DS = 01 ('no diode') with TCS = 1010: the charger stays enabled, with "
-    "the larger current (DS1340 Table 3), charging a battery the devicetree says must "
-    "not be charged",
-)
 def test_ds1340_not_chargeable_means_no_charging(guest: RoadtestSession) -> None:
+    """aux-voltage-chargeable = <0> is "not chargeable" (rtc.yaml): the charger stays
+    disabled, as at power-on. Without kernel-patches/rtc/0007 the driver took it for DS =
+    01 ("no diode") with TCS = 1010: the charger enabled, with the larger current (DS1340
+    Table 3)."""
     with guest.bound(NOT_CHARGEABLE) as dev:
         assert dev.model.trickle_charger is None
 
@@ -551,16 +543,18 @@ def test_m41t00_offset_steps(guest: RoadtestSession, control: int, ppb: int) -> 
         assert info.value.errno == errno.ERANGE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="m41txx_rtc_read_offset/set_offset give S = 1 (positive calibration, which "
-    "speeds the clock up: M41T00 'Clock calibration') a positive offset, where the ABI "
-    "(sysfs-class-rtc 'offset') says a positive value makes a day pass more slowly",
-)
 def test_m41t00_offset_sign(guest: RoadtestSession) -> None:
+    """S = 1 is positive calibration, which speeds the clock up (M41T00 "Clock
+    calibration"); the ABI's offset (sysfs-class-rtc "offset") is positive when a day
+    passes more slowly: a sped-up clock has a negative offset, both ways (without
+    kernel-patches/rtc/0006 the driver gave S = 1 a positive offset)."""
     model = M41T00()
     model.set_time(CHRISTMAS)
     model.poke(REG_CONTROL, 0x80 | 0x20 | 3)  # sped up by 12.204 ppm
     with guest.bound(M41T00_RTC, model) as dev:
         offset = (dev.path / "rtc").only("rtc*") / "offset"
         assert read_int(offset) == -3 * 4068
+        write_int(offset, 2 * 2034)  # a longer day: slowed down by two steps
+        assert model.calibration_ppb == -2 * 2034
+        write_int(offset, -4068)
+        assert model.calibration_ppb == 4068

@@ -214,17 +214,16 @@ def test_oscillator_stop_invalidates_until_set(guest: RoadtestSession) -> None:
         assert rtc.vl_read() == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rtc-pcf85063 assumes 24-hour mode: it neither clears 12_24 (Control_1 bit 1) at "
-    "probe nor decodes AMPM, so 13:10 in 12-hour mode (Hours 0x21, PCF85063A Rev. 7 Hours "
-    "register: AMPM in bit 5) reads as 21:10",
-)
 def test_twelve_hour_mode_reads_right(guest: RoadtestSession) -> None:
+    """A clock left in 12-hour mode (Control_1 12_24 set; Hours AMPM in bit 5, 01-12:
+    PCF85063A Rev. 7) reads right: 13:10 is Hours 0x21, not 21:10. The probe moves it to
+    24-hour mode (without kernel-patches/rtc/0004 it did not, nor decode AMPM)."""
     model = PCF85063A()
     model.set_time(datetime.datetime(2021, 12, 25, 13, 10, 37), twelve_hour=True)
     with guest.bound(RTC_NO_IRQ, model) as dev, RTC(dev.path) as rtc:
         assert rtc.read_time() == datetime.datetime(2021, 12, 25, 13, 10, 37)
+        assert not model.twelve_hour
+        assert model.time == datetime.datetime(2021, 12, 25, 13, 10, 37)
 
 
 def test_a_digit_above_nine_is_an_error(guest: RoadtestSession) -> None:

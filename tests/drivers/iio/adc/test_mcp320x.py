@@ -12,11 +12,10 @@ microchip,mcp3201.yaml requires it); the driver's scale is its voltage in mV ove
 in_voltage_scale, and in_voltage-voltage_scale for the pseudo-differential channels.
 
 The MCP3x01 (no DIN) clocks out two high-impedance bits, then the null bit, before its
-result (MCP3201 Figure 6-1: "two unknown bits"). The driver shifts the whole first byte
+result (MCP3201 Figure 6-1: "two unknown bits"). The driver shifted the whole first byte
 into the value (`rx_buf[0] << 7 | rx_buf[1] >> 1`) without masking those bits, so it
-reads the right value only where MISO is pulled down; with a pull-up it reads 0x6000 over
-the result (test_mcp3201_where_miso_is_pulled_up, an expected failure until the driver
-masks them).
+read the right value only where MISO is pulled down; with a pull-up it read 0x6000 over
+the result (test_mcp3201_where_miso_is_pulled_up; kernel-patches/iio/0020 masks them).
 """
 
 from __future__ import annotations
@@ -162,12 +161,9 @@ def test_mcp3201_where_miso_is_pulled_down(guest: RoadtestSession) -> None:
             assert read_int(raw) == expected_code(plus - minus, 12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mcp320x.c keeps the MCP3x01's two high-impedance bits in its value "
-    "(rx_buf[0] << 7 unmasked): a pull-up adds 0x6000",
-)
 def test_mcp3201_where_miso_is_pulled_up(guest: RoadtestSession) -> None:
+    """The two high-impedance bits read 1 (MCP3201 Figure 6-1: "two unknown bits"): they
+    are not part of the result (without kernel-patches/iio/0020 a pull-up added 0x6000)."""
     with guest.bound(VREF), guest.bound(ADC3201, MCP320x(MCP3201, high_impedance=1)) as dev:
         model = dev.model
         model.vref = VREF_MV / 1000
