@@ -12,6 +12,7 @@ host (`open_channel`, then `connect_channel` once the program runs).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import socket
@@ -28,6 +29,7 @@ import roadtest
 import roadtest.guest
 from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import Channel, ProtocolError
+from roadtest.kernel import default_cache_dir
 from roadtest.machine import sandbox
 from roadtest.machine.base import BootConfig, GuestError, Machine
 from roadtest.machine.console import PANIC, Console, known_cause
@@ -67,11 +69,43 @@ def guest_python_path() -> str:
     return ":".join(dict.fromkeys(str(d) for d in dirs))
 
 
-def init_args() -> list[str]:
+# What the guest's Python imports: its init, and what the agent imports when asked.
+_GUEST_IMPORTS = "roadtest.guest.init, subprocess, termios, traceback"
+
+
+@functools.cache
+def guest_pycache(python: str) -> Path | None:
+    """A directory of compiled bytecode for everything the guest's init imports, made by
+    the host's `python` (the guest's own interpreter, so the bytecode is its version's),
+    or None if it cannot be made: the guest then compiles them itself, as before.
+
+    The guest cannot keep what it compiles (its root is read-only), so without this it
+    compiled roadtest's guest modules at every boot (the host keeps no `__pycache__`
+    beside them when PYTHONDONTWRITEBYTECODE is set, and the guest's `-I` would not
+    see a prefix of the host's). Made once per host process; Python checks each file
+    against its source, so an edited module is compiled again here."""
+    directory = default_cache_dir() / "guest-pycache"
+    paths = guest_python_path().split(":")
+    code = f"import sys; sys.path[0:0] = {paths!r}; import {_GUEST_IMPORTS}"
+    try:
+        subprocess.run(
+            [python, "-I", "-S", "-X", f"pycache_prefix={directory}", "-c", code],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return directory
+
+
+def init_args(python: str) -> list[str]:
     """The end of the kernel command line: the guest's init is the host's Python running
     roadtest/guest/init.py (`-I -S` and a path: every file Python looks up is a round trip
-    to the host)."""
-    return ["--", "-I", "-S", str(Path(roadtest.guest.__file__).with_name("init.py"))]
+    to the host), with the bytecode guest_pycache() compiled."""
+    pycache = guest_pycache(python)
+    prefix = ["-X", f"pycache_prefix={pycache}"] if pycache is not None else []
+    return ["--", "-I", "-S", *prefix, str(Path(roadtest.guest.__file__).with_name("init.py"))]
 
 
 def confined(config: BootConfig, writable: Sequence[Path], program: list[str]) -> list[str]:

@@ -81,7 +81,7 @@ class UMLGuest(ProcessGuest):
             f"ROADTEST_WORK={self.workdir}",
             f"ROADTEST_AGENT_TTY={'/dev/tty1' if channel_fd is not None else '/dev/hvc0'}",
             f"ROADTEST_PYTHONPATH={guest_python_path()}",
-            *init_args(),
+            *init_args(cfg.python),
         ]
         # The guest is untrusted: confine UML on the host (sandbox.py says how).
         return confined(cfg, [self.workdir], args)
