@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
     build-essential bc flex bison libelf-dev kmod xz-utils   # building the kernel
+    lz4                                                      # the x86_64 kernel's compression
     device-tree-compiler                                     # dtc, for the guest's devicetree
     linux-source-6.12                                        # the kernel the drivers come from
     linux-source-6.1                                         # make test's check of --tree on another kernel
