@@ -4,9 +4,10 @@ probe's first access, at its software reset, and at a reading of the time.
 Here, not beside tests/drivers/rtc/test_pcf85063.py: a script of failed transfers is not
 a golden trace's I/O, and tests/drivers is replayed against its traces.
 
-The probe's transfers with a valid clock: Seconds (the OS flag), Control_1 (CAP_SEL, no
-write when it is already right), and the RTC core's read of the time at registration;
-with OS set, the software reset command (58h to Control_1) comes second.
+The probe's transfers with a valid clock: Seconds (the OS flag), Control_1 (the 12_24
+bit: kernel-patches/rtc/0004 leaves 12-hour mode), Control_1 again (CAP_SEL, no write
+when it is already right), and the RTC core's read of the time at registration; with OS
+set, the software reset command (58h to Control_1) comes second.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ CLOCK = I2CDevice(
     """,
 )
 CHRISTMAS = datetime.datetime(2021, 12, 25, 11, 10, 37)
-PROBE_TRANSFERS = 3
+PROBE_TRANSFERS = 4
 
 
 def valid_clock() -> PCF85063A:
