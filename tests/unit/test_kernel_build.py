@@ -322,6 +322,23 @@ def test_changed_fragment_rebuilds_on_the_same_source(fake: Fake) -> None:
     assert fake.ensure() == first and fake.builds() == 2
 
 
+def test_a_seeded_build_finds_its_host_tools_current_at_the_new_path(fake: Fake) -> None:
+    # objtool's dependency files name the build's absolute path; naming the seed's, they
+    # would make kbuild rebuild objtool and then every object.
+    first = fake.ensure()
+    cmd = first.build_dir / "tools/objtool/.check.o.cmd"
+    cmd.parent.mkdir(parents=True)
+    cmd.write_text(f"cmd_{first.build_dir}/tools/objtool/check.o := gcc -o {first.build_dir}/x\n")
+    os.utime(cmd, ns=(1_000_000_000, 1_000_000_000))
+    fake.write("tests/drivers/fake/fake.config", "CONFIG_FAKE=y\n")
+    second = fake.ensure()
+    copied = second.build_dir / "tools/objtool/.check.o.cmd"
+    assert str(first.build_dir) not in copied.read_text()
+    assert f"cmd_{second.build_dir}/tools/objtool/check.o" in copied.read_text()
+    assert copied.stat().st_mtime_ns == 1_000_000_000
+    assert str(first.build_dir) in cmd.read_text()  # the seed is left as it was
+
+
 def test_a_variant_starts_from_a_build_made_with_its_own_kbuild_variables(fake: Fake) -> None:
     # Every object depends on kbuild variables such as CFLAGS_MODULE: a variant started from
     # the main build would recompile them all.
