@@ -4,7 +4,8 @@ Started by the kernel as `init=<python> -- -I -S <this file>`, with
 ROADTEST_WORK (the run's work directory, the one writable host path),
 ROADTEST_AGENT_TTY (the tty or port wired to the host's channel) and
 ROADTEST_PYTHONPATH (where roadtest and msgpack are) in its environment;
-on QEMU also ROADTEST_SHARES (`tag=path;...`: the 9p shares, the work
+on QEMU also ROADTEST_ROOT_9P (`tag:options`: started from an initramfs, init mounts
+the host's root itself, see switch_root), ROADTEST_SHARES (`tag=path;...`: the 9p shares, the work
 directory first, mounted at their host paths; UML's work dir is hostfs),
 ROADTEST_POWER_OFF=reboot (QEMU's -no-reboot ends the machine at a reboot,
 whatever the firmware offers) and, in a --vm run's VM, ROADTEST_ROOT_OVERLAY=1
@@ -27,10 +28,11 @@ if __name__ == "__main__":
     sys.path[0:1] = os.environ.get("ROADTEST_PYTHONPATH", "").split(":")
 
 from roadtest.guest import agent  # noqa: E402
-from roadtest.guest.protocol import Channel  # noqa: E402
+from roadtest.guest.protocol import BOOT_FAILED, Channel  # noqa: E402
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _MS_RDONLY = 1
+_MS_MOVE = 8192
 _LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
 _LINUX_REBOOT_CMD_RESTART = 0x01234567
 
@@ -40,6 +42,19 @@ def mount(source: str, target: str, fstype: str, flags: int = 0, data: str = "")
         err = ctypes.get_errno()
         if err != 16:  # EBUSY: already mounted (devtmpfs is, with DEVTMPFS_MOUNT)
             raise OSError(err, f"mount {fstype} on {target}: {os.strerror(err)}")
+
+
+def switch_root(root: str) -> None:
+    """Mount the host's root (`tag:options`, 9p, read-only) over the initramfs this init
+    started from and move into it, as switch_root(8) does: what init imported from the
+    initramfs stays loaded, and everything after comes from the host's root."""
+    tag, _, options = root.partition(":")
+    os.mkdir("/.root")
+    mount(tag, "/.root", "9p", _MS_RDONLY, options)
+    os.chdir("/.root")
+    mount(".", "/", "", _MS_MOVE)
+    os.chroot(".")
+    os.chdir("/")
 
 
 def overlay_root() -> None:
@@ -61,6 +76,9 @@ def mount_shares(shares: str) -> None:
 
 
 def prepare(work: str) -> None:
+    root = os.environ.get("ROADTEST_ROOT_9P")
+    if root:
+        switch_root(root)
     if os.environ.get("ROADTEST_ROOT_OVERLAY") == "1":
         overlay_root()
     mount("proc", "/proc", "proc")
@@ -112,16 +130,20 @@ def power(op: str) -> None:
 
 def main() -> None:
     op = "poweroff"
+    ready = False
     try:
         work = os.environ["ROADTEST_WORK"]
         prepare(work)
         channel = open_channel(os.environ.get("ROADTEST_AGENT_TTY", "/dev/tty1"))
         channel.send({"ready": True, "release": os.uname().release})
+        ready = True
         op = agent.serve(channel, reap=True)  # PID 1: every orphan becomes our child
-    except BaseException:
+    except BaseException as err:
         import traceback
 
         traceback.print_exc(file=sys.stderr)
+        if not ready:  # the host's reason the guest did not boot (ProcessGuest)
+            print(f"{BOOT_FAILED} {err}", file=sys.stderr)
         sys.stderr.flush()
     power(op)
 

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 LENGTH = struct.Struct("<I")
 MAX_MESSAGE = 16 << 20
+# Before the channel is up: the console line in which init says why the guest could not
+# get ready (the host gives it as the reason the guest did not boot).
+BOOT_FAILED = "roadtest init:"
 
 
 class ProtocolError(Exception):

@@ -12,7 +12,6 @@ host (`open_channel`, then `connect_channel` once the program runs).
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import signal
 import socket
@@ -23,16 +22,14 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
-import msgpack
-
 import roadtest
 import roadtest.guest
 from roadtest.guest.client import AgentClient
-from roadtest.guest.protocol import Channel, ProtocolError
-from roadtest.kernel import default_cache_dir
+from roadtest.guest.protocol import BOOT_FAILED, Channel, ProtocolError
 from roadtest.machine import sandbox
 from roadtest.machine.base import BootConfig, GuestError, Machine
 from roadtest.machine.console import PANIC, Console, known_cause
+from roadtest.machine.guest_python import guest_python
 
 _PR_SET_PDEATHSIG = 1
 
@@ -63,48 +60,12 @@ COMMON_BOOT_ARGS = (
 )
 
 
-def guest_python_path() -> str:
-    """Where the guest's Python finds roadtest and msgpack: the same files the host uses."""
-    dirs = [Path(roadtest.__file__).parents[1], Path(msgpack.__file__).parents[1]]
-    return ":".join(dict.fromkeys(str(d) for d in dirs))
-
-
-# What the guest's Python imports: its init, and what the agent imports when asked.
-_GUEST_IMPORTS = "roadtest.guest.init, subprocess, termios, traceback"
-
-
-@functools.cache
-def guest_pycache(python: str) -> Path | None:
-    """A directory of compiled bytecode for everything the guest's init imports, made by
-    the host's `python` (the guest's own interpreter, so the bytecode is its version's),
-    or None if it cannot be made: the guest then compiles them itself, as before.
-
-    The guest cannot keep what it compiles (its root is read-only), so without this it
-    compiled roadtest's guest modules at every boot (the host keeps no `__pycache__`
-    beside them when PYTHONDONTWRITEBYTECODE is set, and the guest's `-I` would not
-    see a prefix of the host's). Made once per host process; Python checks each file
-    against its source, so an edited module is compiled again here."""
-    directory = default_cache_dir() / "guest-pycache"
-    paths = guest_python_path().split(":")
-    code = f"import sys; sys.path[0:0] = {paths!r}; import {_GUEST_IMPORTS}"
-    try:
-        subprocess.run(
-            [python, "-I", "-S", "-X", f"pycache_prefix={directory}", "-c", code],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return directory
-
-
 def init_args(python: str) -> list[str]:
     """The end of the kernel command line: the guest's init is the host's Python running
     roadtest/guest/init.py (`-I -S` and a path: every file Python looks up is a round trip
-    to the host), with the bytecode guest_pycache() compiled."""
-    pycache = guest_pycache(python)
-    prefix = ["-X", f"pycache_prefix={pycache}"] if pycache is not None else []
+    to the host), with the bytecode the host compiled for it (guest_python.py)."""
+    found = guest_python(python)
+    prefix = ["-X", f"pycache_prefix={found.pycache}"] if found is not None else []
     return ["--", "-I", "-S", *prefix, str(Path(roadtest.guest.__file__).with_name("init.py"))]
 
 
@@ -226,7 +187,7 @@ class ProcessGuest(Machine):
 
     def _boot_failure(self, err: Exception) -> str:
         lines = self.console.lines_since(0) if self.console is not None else []
-        why = [line for line in lines if "roadtest sandbox:" in line]
+        why = [line for line in lines if "roadtest sandbox:" in line or BOOT_FAILED in line]
         # A kernel that panics at boot (a bad init=, say) says why; the channel does not.
         panic = next((m.group(0) for line in lines if (m := PANIC.search(line))), None)
         cause = known_cause(lines)

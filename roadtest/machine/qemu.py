@@ -31,11 +31,12 @@ from typing import BinaryIO
 
 from roadtest.arch.x86_64 import X86_64
 from roadtest.machine.base import BootConfig, GuestError, MachineType, VirtioNode, device_node
+from roadtest.machine.guest_python import guest_python, python_path
+from roadtest.machine.initramfs import initramfs
 from roadtest.machine.process import (
     COMMON_BOOT_ARGS,
     ProcessGuest,
     confined,
-    guest_python_path,
     init_args,
 )
 
@@ -66,6 +67,7 @@ FIRST_VIRTIO_SLOT = 4
 AGENT_PORT = "/dev/vport0p1"  # port 1 of the first virtio-serial device
 OUTPUT_PORT = "/dev/vport0p2"  # port 2: a --vm run's output (QEMUGuest.output)
 ROOT_TAG = "/dev/root"  # Documentation/filesystems/9p.rst's tag for a 9p root
+ROOT_OPTIONS = "trans=virtio,version=9p2000.L,cache=loose,msize=262144"
 
 # Boot protocol (Documentation/arch/x86/boot.rst).
 _SETUP_SECTS = 0x1F1
@@ -230,11 +232,7 @@ class QEMUGuest(ProcessGuest):
         cfg = self.config
         args = [
             "console=ttyS0",
-            f"root={ROOT_TAG}",
-            "rootfstype=9p",
-            "rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144",
-            "ro",
-            f"init={cfg.python}",
+            *(self._root_from_initramfs() if self.initrd is not None else self._root_args()),
             # A panic (oops=panic, panic_on_warn) resets at once; -no-reboot ends QEMU.
             "panic=-1",
             # Reset by a triple fault: the kernel's first ways (ACPI's reset register, then
@@ -247,10 +245,31 @@ class QEMUGuest(ProcessGuest):
             *(["ROADTEST_ROOT_OVERLAY=1"] if self.overlay else []),
             f"ROADTEST_AGENT_TTY={AGENT_PORT}",
             "ROADTEST_POWER_OFF=reboot",
-            f"ROADTEST_PYTHONPATH={guest_python_path()}",
+            f"ROADTEST_PYTHONPATH={python_path()}",
             *init_args(cfg.python),
         ]
         return args
+
+    def _root_args(self) -> list[str]:
+        """The kernel mounts the 9p root and runs init from it."""
+        return [
+            f"root={ROOT_TAG}",
+            "rootfstype=9p",
+            f"rootflags={ROOT_OPTIONS}",
+            "ro",
+            f"init={self.config.python}",
+        ]
+
+    def _root_from_initramfs(self) -> list[str]:
+        """The kernel runs init from the initramfs; init mounts the 9p root itself."""
+        return [f"rdinit={self.config.python}", f"ROADTEST_ROOT_9P={ROOT_TAG}:{ROOT_OPTIONS}"]
+
+    @functools.cached_property
+    def initrd(self) -> Path | None:
+        """The initramfs of what the guest's Python reads at start (initramfs.py), or None
+        where the host could not list it."""
+        found = guest_python(self.config.python)
+        return initramfs(found.files) if found is not None else None
 
     def program(self) -> list[str]:
         cfg = self.config
@@ -266,6 +285,8 @@ class QEMUGuest(ProcessGuest):
             *("-chardev", "stdio,id=console,signal=off", "-serial", "chardev:console"),
             *("-kernel", str(cfg.image), "-append", " ".join(self.kernel_args())),
         ]
+        if self.initrd is not None:
+            args += ["-initrd", str(self.initrd)]
         if cfg.dtb is not None:
             args += ["-dtb", str(self.workdir / "qemu.dtb")]
         for slot, node in enumerate(self.virtio, FIRST_VIRTIO_SLOT):

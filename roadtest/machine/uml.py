@@ -24,11 +24,11 @@ from roadtest.machine.base import (
     VirtioNode,
     device_node,
 )
+from roadtest.machine.guest_python import python_path
 from roadtest.machine.process import (
     COMMON_BOOT_ARGS,
     ProcessGuest,
     confined,
-    guest_python_path,
     init_args,
 )
 
@@ -80,7 +80,7 @@ class UMLGuest(ProcessGuest):
         args += [
             f"ROADTEST_WORK={self.workdir}",
             f"ROADTEST_AGENT_TTY={'/dev/tty1' if channel_fd is not None else '/dev/hvc0'}",
-            f"ROADTEST_PYTHONPATH={guest_python_path()}",
+            f"ROADTEST_PYTHONPATH={python_path()}",
             *init_args(cfg.python),
         ]
         # The guest is untrusted: confine UML on the host (sandbox.py says how).
