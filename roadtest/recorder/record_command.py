@@ -10,8 +10,11 @@ and `settle()` finishes that switch if a kill came between the two renames.
 Every record and replay settles first: the work directories of dead
 processes are finished or removed.
 
-What a run replaces: the traces it wrote. Traces it did not write stay, also
-those whose test is gone (record names them, for the user to delete).
+What a run replaces: the traces it wrote whose I/O changed. A trace with the same
+I/O as the one in DIR (only its events' times differ: a new kernel boots to another
+guest time) leaves that one as it was, so a re-recording changes what changed. Traces
+it did not write stay, also those whose test is gone (record names them, for the user
+to delete).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import os
 import re
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from roadtest import signals
 from roadtest.errors import RoadtestError
@@ -100,19 +105,43 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def switch(out: Path, staging: Path, work: Path) -> list[Path]:
-    """Make `out` the old tree with the traces under `staging` over it, in one step."""
+def _untimed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in event.items() if k not in ("t", "sim")} for event in events]
+
+
+def same_io(old: Path, recorded: Path) -> bool:
+    """Whether `recorded` holds what `old` holds but for when it was made and when its
+    events came: the same test's device, on the same kernel, with the same I/O. (A new
+    kernel's boot moves the guest's clock at every event; replay compares the I/O.)"""
+    from roadtest.trace.format import TraceError, load_trace
+
+    try:
+        old_header, old_events = load_trace(old)
+        new_header, new_events = load_trace(recorded)
+    except (TraceError, OSError):
+        return False
+    same_header = replace(old_header, created=0.0) == replace(new_header, created=0.0)
+    return same_header and _untimed(old_events) == _untimed(new_events)
+
+
+def switch(out: Path, staging: Path, work: Path) -> tuple[list[Path], list[Path]]:
+    """Make `out` the old tree with the traces under `staging` over it, in one step; a
+    trace with the same I/O as the one it would replace leaves that one as it was.
+    Returns the traces written and those left as they were."""
     new = work / "new"
     if out.is_dir():
         shutil.copytree(out, new, symlinks=True, copy_function=_link_or_copy)
     else:
         new.mkdir()
-    written = []
+    written, unchanged = [], []
     for trace in sorted(staging.rglob("*.rtrace")):
         if trace.is_symlink() or not trace.is_file():
             continue  # the recorder writes files; anything else came from the guest (--vm)
         relative = trace.relative_to(staging)
         target = new / relative
+        if target.is_file() and same_io(target, trace):
+            unchanged.append(out / relative)
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(trace, target)  # replaces the link; the old tree's file is untouched
         written.append(out / relative)
@@ -125,7 +154,7 @@ def switch(out: Path, staging: Path, work: Path) -> list[Path]:
         except OSError:
             os.rename(work / "old", out)
             raise
-    return written
+    return written, unchanged
 
 
 def _gone_tests(out: Path, written: list[Path], root: Path) -> list[Path]:
@@ -177,14 +206,20 @@ def record(
             return 1
         with signals.deferred():  # a signal now would only leave the user guessing
             try:
-                written = switch(out, staging, work)
+                written, unchanged = switch(out, staging, work)
             except OSError as err:
                 raise RoadtestError(
                     f"cannot put the new traces in place ({err}); {out} is unchanged"
                 ) from None
             for target in written:
                 print(f"recorded {_shown(target)}")
-        for path in _gone_tests(out, written, root) if root is not None else []:
+            if unchanged:
+                n = len(unchanged)
+                print(
+                    f"roadtest record: {n} trace{'s' if n != 1 else ''} unchanged "
+                    "(the same I/O), left as they were"
+                )
+        for path in _gone_tests(out, written + unchanged, root) if root is not None else []:
             print(f"roadtest record: {_shown(path)}: its test no longer exists; delete it")
         return 0
     finally:

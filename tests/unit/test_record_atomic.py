@@ -275,7 +275,7 @@ def test_the_switch_defers_a_signal_until_it_is_done(tmp_path: Path) -> None:
     make_tree(out, OLD)
     real = record_command.switch
 
-    def interrupted_switch(out: Path, staging: Path, work: Path) -> list[Path]:
+    def interrupted_switch(out: Path, staging: Path, work: Path) -> tuple[list[Path], list[Path]]:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.01)  # the handler runs now, but must wait for the block's end
         return real(out, staging, work)
@@ -333,3 +333,49 @@ def test_replay_first_finishes_a_switch_a_kill_cut_in_two(
     # It read the new tree (and stopped at its unknown test), not "no such directory".
     assert "tests/nowhere.py::test_a no longer exists" in err
     assert left_next_to(out) == []
+
+
+def trace_bytes(
+    tmp_path: Path, name: str, events: list[dict[str, Any]], kernel: str = "k"
+) -> bytes:
+    path = tmp_path / "made" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = Header(kernel=kernel, test="tests/test_x.py::test_a", address=0x48, compatible="c")
+    write_trace_atomic(path, header, events)
+    return path.read_bytes()
+
+
+def reading(value: int, t: int, sim: int) -> dict[str, Any]:
+    return {"kind": "marker", "what": "bind", "detail": value, "t": t, "sim": sim}
+
+
+def test_a_trace_with_the_same_io_is_left_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Recorded again on a kernel that boots to another guest time: the same I/O at other
+    times, and another creation time. The file stays byte for byte; one that changed is
+    written, and so is one recorded on another kernel."""
+    out = tmp_path / "traces"
+    old_same = trace_bytes(tmp_path, "a", [reading(1, t=10, sim=100)])
+    old_other = trace_bytes(tmp_path, "b", [reading(1, t=10, sim=100)])
+    old_kernel = trace_bytes(tmp_path, "c", [reading(1, t=10, sim=100)])
+    make_tree(out, {"chip/a.rtrace": old_same, "chip/b.rtrace": old_other})
+    make_tree(out, {"chip/c.rtrace": old_kernel})
+    time.sleep(0.01)  # another creation time in the header
+    recorded = {
+        "chip/a.rtrace": trace_bytes(tmp_path, "a2", [reading(1, t=99, sim=999)]),
+        "chip/b.rtrace": trace_bytes(tmp_path, "b2", [reading(2, t=10, sim=100)]),
+        "chip/c.rtrace": trace_bytes(tmp_path, "c2", [reading(1, t=10, sim=100)], kernel="k2"),
+    }
+    assert record([], out, fake_run(recorded, 0)) == 0
+    assert tree(out) == {
+        "chip/a.rtrace": old_same,
+        "chip/b.rtrace": recorded["chip/b.rtrace"],
+        "chip/c.rtrace": recorded["chip/c.rtrace"],
+    }
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        f"recorded {out / 'chip' / 'b.rtrace'}",
+        f"recorded {out / 'chip' / 'c.rtrace'}",
+        "roadtest record: 1 trace unchanged (the same I/O), left as they were",
+    ]
