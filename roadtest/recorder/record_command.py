@@ -105,14 +105,11 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def _untimed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in event.items() if k not in ("t", "sim")} for event in events]
-
-
 def same_io(old: Path, recorded: Path) -> bool:
     """Whether `recorded` holds what `old` holds but for when it was made and when its
     events came: the same test's device, on the same kernel, with the same I/O. (A new
     kernel's boot moves the guest's clock at every event; replay compares the I/O.)"""
+    from roadtest.trace.decode import body
     from roadtest.trace.format import TraceError, load_trace
 
     try:
@@ -120,28 +117,40 @@ def same_io(old: Path, recorded: Path) -> bool:
         new_header, new_events = load_trace(recorded)
     except (TraceError, OSError):
         return False
+
+    def io(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # As `roadtest trace diff` compares events, less the guest's time.
+        return [{k: v for k, v in body(e).items() if k != "sim"} for e in events]
+
     same_header = replace(old_header, created=0.0) == replace(new_header, created=0.0)
-    return same_header and _untimed(old_events) == _untimed(new_events)
+    return same_header and io(old_events) == io(new_events)
 
 
-def switch(out: Path, staging: Path, work: Path) -> tuple[list[Path], list[Path]]:
-    """Make `out` the old tree with the traces under `staging` over it, in one step; a
-    trace with the same I/O as the one it would replace leaves that one as it was.
-    Returns the traces written and those left as they were."""
+def drop_unchanged(out: Path, staging: Path) -> list[Path]:
+    """Take out of `staging` each trace with the same I/O as the one it would replace
+    in `out`, which then stays as it was; return those of `out`."""
+    unchanged = []
+    for trace in sorted(staging.rglob("*.rtrace")):
+        target = out / trace.relative_to(staging)
+        if not trace.is_symlink() and target.is_file() and same_io(target, trace):
+            trace.unlink()
+            unchanged.append(target)
+    return unchanged
+
+
+def switch(out: Path, staging: Path, work: Path) -> list[Path]:
+    """Make `out` the old tree with the traces under `staging` over it, in one step."""
     new = work / "new"
     if out.is_dir():
         shutil.copytree(out, new, symlinks=True, copy_function=_link_or_copy)
     else:
         new.mkdir()
-    written, unchanged = [], []
+    written = []
     for trace in sorted(staging.rglob("*.rtrace")):
         if trace.is_symlink() or not trace.is_file():
             continue  # the recorder writes files; anything else came from the guest (--vm)
         relative = trace.relative_to(staging)
         target = new / relative
-        if target.is_file() and same_io(target, trace):
-            unchanged.append(out / relative)
-            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(trace, target)  # replaces the link; the old tree's file is untouched
         written.append(out / relative)
@@ -154,7 +163,7 @@ def switch(out: Path, staging: Path, work: Path) -> tuple[list[Path], list[Path]
         except OSError:
             os.rename(work / "old", out)
             raise
-    return written, unchanged
+    return written
 
 
 def _gone_tests(out: Path, written: list[Path], root: Path) -> list[Path]:
@@ -204,9 +213,10 @@ def record(
         if not any(staging.rglob("*.rtrace")):
             print("roadtest record: no test used an I2C or SPI device; nothing was recorded")
             return 1
+        unchanged = drop_unchanged(out, staging)
         with signals.deferred():  # a signal now would only leave the user guessing
             try:
-                written, unchanged = switch(out, staging, work)
+                written = switch(out, staging, work)
             except OSError as err:
                 raise RoadtestError(
                     f"cannot put the new traces in place ({err}); {out} is unchanged"

@@ -275,7 +275,7 @@ def test_the_switch_defers_a_signal_until_it_is_done(tmp_path: Path) -> None:
     make_tree(out, OLD)
     real = record_command.switch
 
-    def interrupted_switch(out: Path, staging: Path, work: Path) -> tuple[list[Path], list[Path]]:
+    def interrupted_switch(out: Path, staging: Path, work: Path) -> list[Path]:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.01)  # the handler runs now, but must wait for the block's end
         return real(out, staging, work)
