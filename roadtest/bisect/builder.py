@@ -6,12 +6,19 @@ steps (and runs), or only the modules under test when nothing else changed.
         modules/lib/modules/<release>/
         stamp.json                its commit; removed while a build runs and when one fails
     <bisect dir>/module-build/<module>/   a module built alone (kernel/external.py)
+
+The first kernel build of a clone starts from a copy of the cache's main kernel build of
+the same config, when the clone's files are nearly all that kernel's source's (a history
+over Debian's tree and our series, as the bisect proof's): kernel/transplant.py carries
+the build over, and kbuild then compiles only what differs (9 objects against a full
+build of the proof's history, docs/design.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,8 +27,16 @@ from pathlib import Path
 from roadtest.arch.um import UM
 from roadtest.bisect import git
 from roadtest.errors import RoadtestError
+from roadtest.kernel import transplant
 from roadtest.kernel.build import Kernel, compile_kernel, kernel_in
-from roadtest.kernel.cache import Entry, write_stamp
+from roadtest.kernel.cache import (
+    Entry,
+    Layout,
+    main_builds,
+    read_stamp_field,
+    try_lock,
+    write_stamp,
+)
 from roadtest.kernel.config import configure
 from roadtest.kernel.external import build_external_module
 from roadtest.kernel.runner import Runner
@@ -37,6 +52,10 @@ REPRODUCIBLE = (
     "KBUILD_BUILD_HOST=roadtest",
     "KBUILD_BUILD_VERSION=1",
 )
+# A seed's source must share at least this share of the clone's files: a copy of another
+# tree's build would save nothing and cost its copy.
+SEED_SAME_SHARE = 0.9
+SEED_SAMPLE = 500  # files compared to rank the seeds
 # Changes kbuild does not build from.
 _NOT_BUILT = ("Documentation/", "LICENSES/", "MAINTAINERS", "CREDITS", "README")
 
@@ -64,8 +83,11 @@ class StepBuilder:
         repo_root: Path,
         fragments: list[Path],
         progress: Callable[[str], None],
+        cache: Path | None = None,
     ) -> None:
+        """`cache`: the kernel cache whose main kernel may seed the first build."""
         self.clone = clone
+        self.cache = cache
         self.repo_root = repo_root
         self.fragments = fragments
         self.progress = progress
@@ -149,6 +171,8 @@ class StepBuilder:
         entry.stamp.unlink(missing_ok=True)  # until this build is complete
         entry.log.unlink(missing_ok=True)
         runner = Runner(entry.log, self.progress, interval=60.0)
+        if not entry.build_dir.exists():
+            self._seed(runner)
         entry.build_dir.mkdir(exist_ok=True)
         try:
             configure(runner, self.clone, entry.build_dir, self.fragments, self.repo_root, UM)
@@ -168,6 +192,45 @@ class StepBuilder:
             },
         )
         return kernel_in(entry.path, UM), compiled
+
+    def _seed(self, runner: Runner) -> None:
+        """Make the clone's build directory a copy of a cache's main kernel build of the
+        same config fragments whose source is the clone's but for a few files (the one
+        that shares most of a sample of the clone's files: the cache may hold builds of
+        other trees, a --tree's, under the same fragments)."""
+        if self.cache is None:
+            return
+        layout = Layout(self.cache)
+        files = git.tracked_files(self.clone)
+        sample = files[:: max(1, len(files) // SEED_SAMPLE)]
+        ranked = []
+        for seed in main_builds(layout, UM.name, [f.name for f in self.fragments]):
+            source = read_stamp_field(seed, "source_dir")
+            if isinstance(source, str) and Path(source).is_dir():
+                share = len(transplant.same_files(Path(source), self.clone, sample))
+                if share >= SEED_SAME_SHARE * len(sample):
+                    ranked.append((share, seed, Path(source)))
+        for _, seed, source in sorted(ranked, key=lambda r: r[0], reverse=True):
+            fd = try_lock(layout.entry_lock(seed), shared=True)
+            if fd is None:
+                continue  # being built again
+            try:
+                same = transplant.same_files(source, self.clone, files)
+                if len(same) < SEED_SAME_SHARE * len(files):
+                    continue
+                # Older than the seed's objects, as in the seed's source: only the files
+                # that differ are newer than what was built from them.
+                transplant.align_times(source, self.clone, same)
+                if transplant.copy_build(
+                    seed.build_dir, self.entry.build_dir, {source: self.clone}, runner
+                ):
+                    self.progress(
+                        f"bisect: the first kernel build starts from a copy of {seed.build_dir} "
+                        f"({len(files) - len(same)} of {count(len(files), 'file')} differ)"
+                    )
+                    return
+            finally:
+                os.close(fd)
 
     def _module_build(self, kernel: Kernel, name: str, source: str) -> Path:
         try:

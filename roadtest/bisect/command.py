@@ -116,6 +116,7 @@ class Bisection:
         directory: Path,
         repo_root: Path,
         progress: Callable[[str], None],
+        cache: Path | None = None,
     ) -> None:
         self.span = span
         self.oracle = oracle
@@ -123,7 +124,7 @@ class Bisection:
         self.progress = progress
         self.clone = directory / "src"
         self.builder = StepBuilder(
-            directory, self.clone, repo_root, config_fragments(repo_root), progress
+            directory, self.clone, repo_root, config_fragments(repo_root), progress, cache
         )
         self.steps: list[Step] = []
         self.needed: set[str] | None = None  # the modules the oracle loads (known once it ran)
@@ -315,7 +316,7 @@ def bisect(
         # directory is used from now on.
         touch(directory / "lock")
         prune_if_idle(cache, progress)
-        bisection = Bisection(span, oracle, directory, repo_root, progress)
+        bisection = Bisection(span, oracle, directory, repo_root, progress, cache)
         log = json_log or directory / "bisect.json"
         try:
             progress(

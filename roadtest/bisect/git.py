@@ -75,6 +75,11 @@ def changed_files(tree: Path, old: str, new: str) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
+def tracked_files(tree: Path) -> list[str]:
+    """The paths of the files of the checked-out commit (the index's)."""
+    return [name for name in git(tree, "ls-files", "-z").split("\0") if name]
+
+
 def ensure_clone(tree: Path, dest: Path) -> Path:
     """A clone of `tree` at `dest` sharing its objects (made once; a damaged one again)."""
     if is_repository(dest) and (dest / ".git").is_dir():

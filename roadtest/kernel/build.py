@@ -16,7 +16,7 @@ from roadtest.arch import Target
 from roadtest.arch.um import UM
 from roadtest.atomic import write_atomically
 from roadtest.errors import RoadtestError
-from roadtest.kernel import cache, prune, verify
+from roadtest.kernel import cache, prune, transplant, verify
 from roadtest.kernel.cache import Entry, Layout
 from roadtest.kernel.config import config_fragments, configure
 from roadtest.kernel.runner import CommandFailed, Runner, parallel_jobs
@@ -491,48 +491,18 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
         and e.source_key() == inputs.source_key
         and e.target() == inputs.target.name  # another ARCH's objects are all rebuilt
     ]
-    tmp = entry.path / "build.tmp"
     for previous in sorted(candidates, key=lambda e: closeness(e, inputs), reverse=True):
         fd = cache.try_lock(layout.entry_lock(previous), shared=True)
         if fd is None:
             continue  # another process is building it again: its directory is changing
         try:
-            shutil.rmtree(tmp, ignore_errors=True)
-            result = runner.run(
-                ["cp", "-a", "--reflink=auto", str(previous.build_dir), str(tmp)], cwd=entry.path
-            )
+            # The same source: only the build directory's own path moves (the host tools
+            # record it: transplant.repoint). Not fatal if it fails: build from scratch.
+            copied = transplant.copy_build(previous.build_dir, entry.build_dir, {}, runner)
         finally:
             os.close(fd)
-        if result.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            return None  # not fatal: build from scratch
-        repoint_tools(tmp, previous.build_dir, entry.build_dir)
-        tmp.rename(entry.build_dir)  # the copy is complete or absent, never partial
-        return previous
+        return previous if copied else None
     return None
-
-
-def repoint_tools(build: Path, old: Path, new: Path) -> None:
-    """Make the host tools of a copied build current at its new path.
-
-    kbuild's own objects record paths relative to the build, but the tools built under
-    `tools/` (x86's objtool and its libsubcmd) record the build's absolute path in their
-    .cmd and .d files. Left so, the copy rebuilds objtool, and every object after it
-    (objtool is a prerequisite of each): an x86_64 kernel seeded after a one-line config
-    change recompiled 1263 of its 1394 objects. The files are rewritten to name the new
-    path, with their times kept."""
-    tools = build / "tools"
-    if not tools.is_dir():
-        return
-    before, after = str(old).encode(), str(new).encode()
-    for path in tools.rglob("*"):
-        if not path.name.endswith((".cmd", ".d")) or path.is_symlink() or not path.is_file():
-            continue
-        data = path.read_bytes()
-        if before in data:
-            times = path.stat()
-            path.write_bytes(data.replace(before, after))
-            os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
 
 
 def closeness(e: Entry, inputs: _Inputs) -> tuple[bool, bool, int, float]:

@@ -193,6 +193,22 @@ class Layout:
             return []
 
 
+def main_builds(layout: Layout, target: str, fragment_names: Sequence[str]) -> list[Entry]:
+    """The complete builds of a main kernel (no variant) for `target` from config fragments
+    of these names, the most recently used first: the seeds of a build elsewhere."""
+    found = []
+    for e in layout.entries():
+        if not e.stamp.is_file() or e.target() != target or e.make_vars():
+            continue
+        if e.fragments() != list(fragment_names) or e.own_fragments(fragment_names):
+            continue
+        try:
+            found.append((e.stamp.stat().st_mtime, e))
+        except OSError:
+            continue  # removed meanwhile
+    return [e for _, e in sorted(found, key=lambda p: p[0], reverse=True)]
+
+
 def read_stamp(entry: Entry, key: str | None) -> dict[str, str] | None:
     """The entry's stamp, if it is one for `key` (None: any key)."""
     try:

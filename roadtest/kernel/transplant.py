@@ -1,0 +1,107 @@
+"""A kernel build directory carried to another place: a copy of a cache entry's build for
+a new entry (same source, another build path), or for a bisection's clone (another copy
+of the same source).
+
+kbuild decides what to remake from two things, and a copy must keep both true:
+- the command lines in each object's .cmd file, which name the source tree (and, for the
+  host tools under `tools/`, the build directory) by absolute path: `repoint` rewrites
+  them, or every object's command "changed";
+- file times: an object is remade when a prerequisite is newer. A clone's checkout gives
+  every file the time of the checkout, newer than every object: `align_times` gives each
+  file whose content is the seed's source's the time that file has there, so only what
+  differs is newer than its objects.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from roadtest.kernel.runner import Runner
+
+# The text files of a build directory that name paths: kbuild's command and dependency
+# records, the host tools' dependency files, and the Makefile `make O=` writes there.
+_RECORDS = (".cmd", ".d")
+
+
+def repoint(build: Path, moves: Mapping[Path, Path]) -> int:
+    """Rewrite the absolute paths recorded in `build`'s command and dependency files
+    (each key of `moves` to its value), times kept, and re-aim its `source` link.
+    Returns how many files changed."""
+    pairs = sorted(
+        ((str(old).encode(), str(new).encode()) for old, new in moves.items() if old != new),
+        key=lambda p: len(p[0]),
+        reverse=True,  # a longer path first: one may lie inside another
+    )
+    if not pairs:
+        return 0
+    changed = 0
+    for dirpath, _, files in os.walk(build):
+        for name in files:
+            if not (name.endswith(_RECORDS) or (name == "Makefile" and dirpath == str(build))):
+                continue
+            path = Path(dirpath, name)
+            if path.is_symlink():
+                continue
+            data = path.read_bytes()
+            new = data
+            for before, after in pairs:
+                new = new.replace(before, after)
+            if new != data:
+                times = path.stat()
+                path.write_bytes(new)
+                os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+                changed += 1
+    link = build / "source"
+    if link.is_symlink():
+        target = Path(os.readlink(link))
+        if target in moves:
+            link.unlink()
+            link.symlink_to(moves[target])
+    return changed
+
+
+def same_files(old_src: Path, new_src: Path, names: Iterable[str]) -> list[str]:
+    """The files of `names` (relative paths) whose content is the same in both trees."""
+    same = []
+    for name in names:
+        a, b = old_src / name, new_src / name
+        try:
+            if a.is_symlink() or b.is_symlink():
+                continue
+            if a.stat().st_size != b.stat().st_size:
+                continue
+            if a.read_bytes() == b.read_bytes():
+                same.append(name)
+        except OSError:
+            continue  # absent from one tree, or unreadable: not the same
+    return same
+
+
+def align_times(old_src: Path, new_src: Path, names: Iterable[str]) -> None:
+    """Give each of `names` in `new_src` the modification time it has in `old_src`."""
+    for name in names:
+        times = (old_src / name).stat()
+        os.utime(new_src / name, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
+def copy_build(
+    seed_build: Path,
+    build: Path,
+    moves: Mapping[Path, Path],
+    runner: Runner,
+) -> bool:
+    """Copy `seed_build` to `build` (which must not exist), repointed by `moves` (the
+    seed's build directory to `build` is added). All or nothing: False if the copy
+    failed, and then `build` is absent."""
+    tmp = build.with_name(build.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    result = runner.run(["cp", "-a", "--reflink=auto", str(seed_build), str(tmp)], cwd=build.parent)
+    if result.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
+    repoint(tmp, {**moves, seed_build: build})
+    tmp.rename(build)  # the copy is complete or absent, never partial
+    return True
