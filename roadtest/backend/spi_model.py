@@ -7,14 +7,14 @@ the rest of the message does not reach it; what it raised is reported as a fault
 naming the model's class and call.
 
 A message longer than the virtqueue reaches the adapter in parts
-(`roadtest.backend.spi.SPIMessage`): the model is selected at the first part, and
+(`roadtest.backend.spi_transfer.SPIMessage`): the model is selected at the first part, and
 deselected after the last, or when the bus releases a chip select it had held
 (`release()`), so that it sees one message whatever the queue's size.
 """
 
 from __future__ import annotations
 
-from roadtest.backend.spi import SPIMessage
+from roadtest.backend.spi_transfer import SPIMessage
 from roadtest.models.base import SPIModel
 from roadtest.trace.spi import VIRTIO_SPI_TRANS_OK
 

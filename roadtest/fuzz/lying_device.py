@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
-from roadtest.backend.spi import SPIMessage, SPITransfer
+from roadtest.backend.spi_transfer import SPIMessage, SPITransfer
 from roadtest.fuzz.strategies import field_values
 from roadtest.models.base import I2CModel, Line, SMBusModel, SPIModel
 from roadtest.models.regmap import RegisterMap

@@ -33,8 +33,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 
 from roadtest.backend.i2c_transfer import Transfer, TransferHandler
-from roadtest.backend.spi import SPIHandler, SPIMessage
 from roadtest.backend.spi_model import SPIModelHandler
+from roadtest.backend.spi_transfer import SPIHandler, SPIMessage
 from roadtest.fuzz.events import DeviceEvent, InterruptChange, Pass, RegisterChange, TransferFails
 from roadtest.models.base import ChipModel, I2CModel, Line, SPIModel
 from roadtest.models.interrupt import InterruptPin

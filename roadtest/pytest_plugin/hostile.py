@@ -46,7 +46,7 @@ from roadtest.testing.session import BindError, BoundDevice, RoadtestSession
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.backend.i2c_transfer import BusTarget
-    from roadtest.backend.spi import SPITarget
+    from roadtest.backend.spi_transfer import SPITarget
     from roadtest.trace.names import TracedDevice
 
 # The children a device's drivers register, as globs under its sysfs directory.

@@ -24,7 +24,8 @@ from typing import Any
 from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, Transfer
-from roadtest.backend.spi import SPIMessage, SPITarget, spi_xfers
+from roadtest.backend.spi import spi_xfers
+from roadtest.backend.spi_transfer import SPIMessage, SPITarget
 from roadtest.kernel.source import DEFAULT_LINE
 from roadtest.models.base import ChipModel, I2CModel, SMBusModel, SPIModel
 from roadtest.trace.format import Header, TraceWriteError, TraceWriter

@@ -38,8 +38,9 @@ from typing import Any
 from roadtest.backend.gpio import GpioLine
 from roadtest.backend.i2c_model import ModelHandler
 from roadtest.backend.i2c_transfer import BusTarget, I2CMessage, Transfer
-from roadtest.backend.spi import SPIMessage, SPITarget, SPITransfer, spi_xfers
+from roadtest.backend.spi import spi_xfers
 from roadtest.backend.spi_model import SPIModelHandler
+from roadtest.backend.spi_transfer import SPIMessage, SPITarget, SPITransfer
 from roadtest.errors import RoadtestError
 from roadtest.models.base import ChipModel, I2CModel, ModelError, SPIModel
 from roadtest.replayer.failures import (

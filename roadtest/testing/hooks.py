@@ -20,7 +20,7 @@ from roadtest.fuzz.scripted import ScriptedHandler, ScriptedSPIHandler
 if TYPE_CHECKING:
     from roadtest.backend.gpio import GpioLine
     from roadtest.backend.i2c_transfer import BusTarget
-    from roadtest.backend.spi import SPITarget
+    from roadtest.backend.spi_transfer import SPITarget
     from roadtest.fuzz.events import DeviceEvent
     from roadtest.models.base import I2CModel, SPIModel
     from roadtest.trace.names import TracedDevice

@@ -12,7 +12,8 @@ from helpers import RecordingLine
 from hypothesis import find, given
 from hypothesis import strategies as st
 
-from roadtest.backend.spi import SPIBus, SPIMessage, SPITransfer
+from roadtest.backend.spi import SPIBus
+from roadtest.backend.spi_transfer import SPIMessage, SPITransfer
 from roadtest.fuzz.events import InterruptChange, Pass, TransferFails
 from roadtest.fuzz.lying_device import HostilePlan, HostileSPIHandler, spi_plans
 from roadtest.fuzz.scripted import ScriptedSPIHandler

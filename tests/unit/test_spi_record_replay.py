@@ -20,7 +20,8 @@ from spi_frontend import Xfer
 
 from roadtest.backend.gpio import GpioLine, VirtioGpio
 from roadtest.backend.server import Backend
-from roadtest.backend.spi import SPIBus, SPIMessage, SPITransfer, VirtioSpi
+from roadtest.backend.spi import SPIBus, VirtioSpi
+from roadtest.backend.spi_transfer import SPIMessage, SPITransfer
 from roadtest.models.base import SPIModel
 from roadtest.models.tmp121 import TMP121
 from roadtest.recorder.recording import RecordingHooks

@@ -19,7 +19,8 @@ from fake_frontend import FakeFrontend
 from spi_frontend import Xfer
 
 from roadtest.backend.server import Backend
-from roadtest.backend.spi import SPIMessage, VirtioSpi
+from roadtest.backend.spi import VirtioSpi
+from roadtest.backend.spi_transfer import SPIMessage
 from roadtest.models import ModelError, SPIModel
 
 OK, PARAM_ERR, TRANS_ERR = (

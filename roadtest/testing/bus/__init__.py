@@ -20,7 +20,7 @@ from roadtest.errors import RoadtestError
 if TYPE_CHECKING:
     from roadtest.backend.i2c_transfer import BusTarget
     from roadtest.backend.server import Backend
-    from roadtest.backend.spi import SPITarget
+    from roadtest.backend.spi_transfer import SPITarget
     from roadtest.guest.client import AgentClient
     from roadtest.testing.devicetree import Parent
 

@@ -20,7 +20,7 @@ from roadtest.testing.bus import TestBus
 
 if TYPE_CHECKING:
     from roadtest.backend.server import Backend
-    from roadtest.backend.spi import SPITarget
+    from roadtest.backend.spi_transfer import SPITarget
     from roadtest.guest.client import AgentClient
     from roadtest.testing.devicetree import Parent
 
