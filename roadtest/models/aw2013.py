@@ -1,7 +1,8 @@
 """Awinic AW2013 3-channel LED driver: 8-bit registers over I2C.
 
 From the AW2013 datasheet (Awinic, V1.5, November 2017), its register list and
-descriptions:
+descriptions (from memory of it: the document itself was not at hand when this was
+written; check the facts below against it):
 
 - RSTR (0x00): reads the chip ID, 0x33; writing 0x55 resets every register.
 - GCR (0x01): EN (bit 0) enables the chip (its oscillator and LED drivers).

@@ -1,6 +1,8 @@
 """TI DRV2605L haptic driver for ERM and LRA actuators: 8-bit registers over I2C.
 
-From the DRV2605L datasheet (SLOS854C, May 2014, revised September 2014), "Register Map":
+From the DRV2605L datasheet (SLOS854C, May 2014, revised September 2014), "Register Map"
+(from memory of it: the document itself was not at hand when this was written; check
+the facts below against it):
 
 - STATUS (0x00, read-only): DEVICE_ID in bits 7..5 (7 for the DRV2605L), DIAG_RESULT
   (bit 3: 1 when the last auto-calibration failed), OVER_TEMP (bit 1), OC_DETECT (bit 0).

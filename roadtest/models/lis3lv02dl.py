@@ -1,7 +1,8 @@
 """ST LIS3LV02DL 3-axis accelerometer: 8-bit registers over I2C.
 
 From the LIS3LV02DL datasheet (ST, Rev 2, January 2008), "Register mapping" and
-"Register description":
+"Register description" (from memory of it: the document itself was not at hand when this
+was written; check the facts below against it):
 
 - WHO_AM_I (0x0F, read-only) reads 0x3A.
 - CTRL_REG1 (0x20, reset 0x07): PD1..PD0 (bits 7..6, 00 power-down, 11 on), DF1..DF0
