@@ -23,9 +23,13 @@ For each patch of kernel-patches/series (in order: um, i2c, iio, hwmon, rtc):
    be taken out by a module: its reproducer must pass, and the revert half is reported as
    not run. With `--suite-ran DIR` (make test, whose driver suite runs every test under
    DIR on the same kernel and fails make test if one fails) a reproducer whose files are
-   all under DIR is not run again for the half with the patch.
+   all under DIR is not run again for the half with the patch. A reproducer that asks for
+   the sanitizer kernel (`--roadtest-sanitizers`: a kmemleak or KASAN finding) boots that
+   kernel, so the module without the patch is built against its build instead, and its
+   half with the patch always runs (the driver suite ran on the main kernel).
 
-The kernel is the main UML kernel (`roadtest build`, built first if the cache has none).
+The kernel is the main UML kernel (`roadtest build`, built first if the cache has none);
+the sanitizer kernel too, for a reproducer that asks for it.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ CHECKPATCH_OPTIONS = ("--strict", "--no-signoff", "--no-tree", "--ignore", "UNKN
 # pytest's exit statuses: tests failed, and all passed; NONE_PASSED is ours, for a run
 # that exits 0 with no test passed (all skipped: a fix proven by nothing).
 FAILED, PASSED, NONE_PASSED = 1, 0, -1
+# `roadtest run`'s ways of asking for the sanitizer kernel (KASAN, kmemleak).
+SANITIZER_OPTIONS = ("--roadtest-sanitizers", "--sanitizers")
 
 
 @dataclass(frozen=True)
@@ -254,6 +260,11 @@ def _run_tests(args: Sequence[str], log: Path) -> int:
     return passed_or_not(status.returncode, log.read_text(errors="replace"))
 
 
+def on_sanitizers(reproducer: Sequence[str]) -> bool:
+    """Whether a reproducer boots the sanitizer kernel, not the main one."""
+    return any(arg in SANITIZER_OPTIONS for arg in reproducer)
+
+
 def passed_or_not(status: int, output: str) -> int:
     """pytest's exit status, but NONE_PASSED for a 0 whose summary has no test passed."""
     lines = [line for line in output.splitlines() if line.strip()]
@@ -273,7 +284,9 @@ def check_patch(
     run_tests: RunTests = _run_tests,
     checkpatch: Callable[[Path], tuple[int, str]] | None = None,
     suite_ran: Path | None = None,
+    sanitizer_kernel: Callable[[], Kernel] | None = None,
 ) -> Verdict:
+    """`sanitizer_kernel`: the sanitizer kernel's build, for a reproducer that boots it."""
     patch = patches[index]
     verdict = Verdict(patch.name)
     began = time.monotonic()
@@ -318,11 +331,15 @@ def check_patch(
         verdict.problems.append("proven: the message names no `roadtest run` reproducer")
         verdict.seconds = time.monotonic() - began
         return verdict
+    sanitizers = on_sanitizers(patch.reproducer)
     if modules and verdict.builds.startswith("ok"):
         try:
+            if sanitizers and sanitizer_kernel is None:
+                raise RoadtestError("its reproducer boots the sanitizer kernel, not given")
+            against = sanitizer_kernel() if sanitizers and sanitizer_kernel else kernel
             kos = [
                 build_module(
-                    kernel,
+                    against,
                     source,
                     workdir / "without" / Path(source).stem,
                     [patch.path],
@@ -346,7 +363,7 @@ def check_patch(
                 verdict.problems.append(f"without: {verdict.without}")
     elif built_in:
         verdict.without = "not run: built-in code, a module cannot take it back out"
-    if suite_ran is not None and in_suite(patch.reproducer, suite_ran):
+    if suite_ran is not None and not sanitizers and in_suite(patch.reproducer, suite_ran):
         verdict.with_patch = f"passes in the run of {suite_ran} (not run again)"
         verdict.seconds = time.monotonic() - began
         return verdict
@@ -421,14 +438,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
+    from roadtest.arch.um import UM
     from roadtest.checkout import repo_root
     from roadtest.kernel import ensure_kernel
+    from roadtest.kernel.variants import SANITIZERS
 
     began = time.monotonic()
     try:
         repo = repo_root()
         patches = [read_patch(p) for p in read_series(repo)]
         kernel = ensure_kernel(repo)
+        sanitizer_builds: list[Kernel] = []
+
+        def sanitizer_kernel() -> Kernel:
+            if not sanitizer_builds:  # built or found once, for the first patch that asks
+                sanitizer_builds.append(SANITIZERS.ensure(repo, UM))
+            return sanitizer_builds[0]
+
         work = args.keep or Path(tempfile.mkdtemp(prefix="roadtest-patches-check-"))
         work.mkdir(parents=True, exist_ok=True)
         runner = Runner(work / "patch.log", lambda _: None)
@@ -438,7 +464,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.only and not any(o in patch.name for o in args.only):
                 continue
             verdict = check_patch(
-                patches, index, kernel, work, applies[patch.name], suite_ran=args.suite_ran
+                patches,
+                index,
+                kernel,
+                work,
+                applies[patch.name],
+                suite_ran=args.suite_ran,
+                sanitizer_kernel=sanitizer_kernel,
             )
             print(report([verdict], verdict.seconds).rsplit("\n", 1)[0], flush=True)
             verdicts.append(verdict)

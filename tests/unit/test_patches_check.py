@@ -4,6 +4,7 @@ check_patch with its builds and test runs faked."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from roadtest.kernel.patches_check import (
     in_suite,
     later_patches_of,
     local_headers,
+    on_sanitizers,
     passed_or_not,
     read_patch,
     report,
@@ -268,6 +270,54 @@ def test_a_reproducer_the_driver_suite_ran_is_not_run_again_with_the_fix(tmp_pat
     assert verdict.with_patch == "passes in the run of tests/drivers (not run again)"
     (without,) = fakes.runs  # the half without the fix still runs
     assert without[0].startswith("--roadtest-module=")
+
+
+def test_a_reproducer_on_the_sanitizer_kernel(tmp_path: Path) -> None:
+    """A kmemleak or KASAN reproducer boots the sanitizer kernel: the module without the fix
+    is built against that kernel's build, and the half with the fix runs although the
+    driver suite (on the main kernel) ran its test file."""
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+    sanitizer = cast(Kernel, SimpleNamespace(source_dir=tmp_path / "tree", build_dir=tmp_path))
+    against: list[tuple[str, Kernel]] = []
+
+    def build_module(
+        kernel: Kernel, source: str, workdir: Path, reverse: Sequence[Path], extra: Sequence[str]
+    ) -> Path:
+        against.append((workdir.parent.name, kernel))
+        return fakes.build_module(kernel, source, workdir, reverse, extra)
+
+    leak = dataclasses.replace(
+        patches[0], reproducer=("tests/drivers/test_foo.py", "--roadtest-sanitizers")
+    )
+    verdict = check_patch(
+        [leak, patches[1]],
+        0,
+        fakes.kernel,
+        tmp_path / "work",
+        "ok",
+        build_module=build_module,
+        run_tests=fakes.run_tests,
+        checkpatch=lambda _: (0, ""),
+        suite_ran=Path("tests/drivers"),
+        sanitizer_kernel=lambda: sanitizer,
+    )
+    assert verdict.ok, verdict.problems
+    assert against == [("after", fakes.kernel), ("without", sanitizer)]
+    assert fakes.runs[1] == ["tests/drivers/test_foo.py", "--roadtest-sanitizers"]
+    # Without the sanitizer kernel to build against, the fix cannot be taken out.
+    verdict = check_patch(
+        [leak, patches[1]],
+        0,
+        fakes.kernel,
+        tmp_path / "work",
+        "ok",
+        build_module=build_module,
+        run_tests=fakes.run_tests,
+        checkpatch=lambda _: (0, ""),
+    )
+    assert verdict.without.startswith("cannot take it back out: its reproducer boots")
+    assert on_sanitizers(["--sanitizers", "t.py"]) and not on_sanitizers(["t.py"])
 
 
 def test_what_counts_as_run_by_the_suite() -> None:
