@@ -108,6 +108,10 @@ class ModuleIndex:
             # A chip with both buses has a driver module for each (bmp280-i2c, bmp280-spi)
             # with one OF table: the device's bus says which, by the module's bus aliases.
             ours = [m for m in found if any(a.startswith(f"{bus}:") for a in m.aliases)]
+            if not ours:
+                # Bus modules with OF tables only, no bus aliases (inv-icm42600-i2c and
+                # inv-icm42600-spi): the one named after the bus.
+                ours = [m for m in found if bus in m.name.split("_")]
             found = ours or found
         if not found and bus in ("i2c", "spi"):
             # The I2C and SPI cores name a devicetree device after its compatible's part

@@ -153,6 +153,16 @@ def test_a_chip_with_both_buses_gets_its_buss_module(modules: Path) -> None:
     assert index.for_compatible("acme,dual", "spi").name == "dual_spi"
 
 
+def test_a_chip_whose_bus_modules_have_no_bus_aliases_gets_its_buss_module(tmp_path: Path) -> None:
+    # inv-icm42600-i2c and -spi: OF tables, and no bus aliases (no MODULE_DEVICE_TABLE of
+    # the I2C driver's id table, no spi_device_id table).
+    make_ko(tmp_path / "imu-i2c.ko", "name=imu_i2c", "alias=of:N*T*Cacme,imu")
+    make_ko(tmp_path / "imu-spi.ko", "name=imu_spi", "alias=of:N*T*Cacme,imu")
+    index = ModuleIndex(tmp_path)
+    assert index.for_compatible("acme,imu", "spi").name == "imu_spi"
+    assert index.for_compatible("acme,imu", "i2c").name == "imu_i2c"
+
+
 def test_a_chip_two_drivers_claim_goes_to_the_one_named_after_it(tmp_path: Path) -> None:
     # rtc-ds1307's OF table has epson,rx8025; rtc-rx8025 has only an i2c_device_id table.
     make_ko(
