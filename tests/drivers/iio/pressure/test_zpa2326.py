@@ -69,7 +69,9 @@ def test_a_fifo_that_never_empties_fails_the_read(
     guest: RoadtestSession, device: I2CDevice[RegisterFile] | SPIDevice[SPIRegisterFile]
 ) -> None:
     """Each read, the chip still powered from the probe or the read before, drains the
-    FIFO first, which never reports empty: it fails with EIO, and the next one too."""
+    FIFO first, which never reports empty: it fails with EIO, and the next one too.
+    (The I2C case has no golden trace: whether the chip is still powered between reads
+    is runtime PM's autosuspend timer, and on x86_64's real clock the replay diverged.)"""
     with guest.bound(device) as dev:
         raw = dev.path.only("iio:device*") / "in_pressure_raw"
         for _ in range(3):
