@@ -13,6 +13,10 @@ runtime PM has not).
 The datasheet's transfer function at 8 SPS, the driver's rate: code = 32768 * gain * VIN /
 VDD; `scale` (shared by all channels)
 is VDD in mV over 2^15 at gain 1.
+
+No golden traces: the I/O follows runtime PM's autosuspend timer (whether VDD went off
+between two reads, or before the unbind), which moves with the guest's clock; the
+replays diverged on x86_64's real clock and on a kernel that boots to another time.
 """
 
 from __future__ import annotations

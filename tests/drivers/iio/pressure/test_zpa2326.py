@@ -70,8 +70,9 @@ def test_a_fifo_that_never_empties_fails_the_read(
 ) -> None:
     """Each read, the chip still powered from the probe or the read before, drains the
     FIFO first, which never reports empty: it fails, and the next one too.
-    (The I2C case has no golden trace: whether the chip is still powered between reads
-    is runtime PM's autosuspend timer, and on x86_64's real clock the replay diverged.)"""
+    (No golden trace: whether the chip is still powered between reads is runtime PM's
+    autosuspend timer, so the I/O moves with the guest's clock: x86_64's real one, and
+    under simulated time with a kernel that boots to another time.)"""
     with guest.bound(device) as dev:
         raw = dev.path.only("iio:device*") / "in_pressure_raw"
         for _ in range(3):
