@@ -204,19 +204,25 @@ class StepBuilder:
         files = git.tracked_files(self.clone)
         sample = files[:: max(1, len(files) // SEED_SAMPLE)]
         ranked = []
-        for seed in main_builds(layout, UM.name, [f.name for f in self.fragments]):
+        candidates = main_builds(layout, UM.name, [f.name for f in self.fragments])
+        why = "no main kernel build of the same config fragments in the cache"
+        for seed in candidates:
             source = read_stamp_field(seed, "source_dir")
             if isinstance(source, str) and Path(source).is_dir():
                 share = len(transplant.same_files(Path(source), self.clone, sample))
                 if share >= SEED_SAME_SHARE * len(sample):
                     ranked.append((share, seed, Path(source)))
+        if candidates and not ranked:
+            why = f"no main kernel build's source has {SEED_SAME_SHARE:.0%} of the clone's files"
         for _, seed, source in sorted(ranked, key=lambda r: r[0], reverse=True):
             fd = try_lock(layout.entry_lock(seed), shared=True)
             if fd is None:
-                continue  # being built again
+                why = f"{seed.build_dir} is being built"
+                continue
             try:
                 same = transplant.same_files(source, self.clone, files)
                 if len(same) < SEED_SAME_SHARE * len(files):
+                    why = f"{len(same)} of {count(len(files), 'file')} the same as {source}'s"
                     continue
                 # Older than the seed's objects, as in the seed's source: only the files
                 # that differ are newer than what was built from them.
@@ -229,8 +235,11 @@ class StepBuilder:
                         f"({len(files) - len(same)} of {count(len(files), 'file')} differ)"
                     )
                     return
+                why = f"copying {seed.build_dir} failed (log: {runner.log_path})"
             finally:
                 os.close(fd)
+        # Said, not silent: the first build then takes minutes, not seconds.
+        self.progress(f"bisect: the first kernel build starts from nothing ({why})")
 
     def _module_build(self, kernel: Kernel, name: str, source: str) -> Path:
         try:

@@ -18,6 +18,7 @@ from roadtest.bisect import git
 from roadtest.bisect.builder import StepBuilder
 from roadtest.bisect.history import distribution_repo, series_history
 from roadtest.errors import RoadtestError
+from roadtest.kernel.runner import Runner
 from roadtest.kernel.source import SourceIdentity
 
 ROADTEST = Path(sys.executable).with_name("roadtest")
@@ -230,6 +231,22 @@ def test_a_build_with_other_config_fragments_is_no_step_s_build(
     assert builder.built_commit() == shas[0]
     fragment.write_text("CONFIG_A=m\n")
     assert builder.built_commit() is None  # every step is a kernel build again
+
+
+def test_a_first_build_that_cannot_start_from_a_copy_says_why(
+    tmp_path: Path, tree: tuple[Path, list[str]]
+) -> None:
+    repo, _ = tree
+    said: list[str] = []
+    cache = tmp_path / "cache"
+    builder = StepBuilder(tmp_path / "bisect", repo, tmp_path, [], said.append, cache)
+    (tmp_path / "bisect").mkdir()
+    builder._seed(Runner(tmp_path / "log", lambda _: None))
+    assert said == [
+        "bisect: the first kernel build starts from nothing (no main kernel build of the "
+        "same config fragments in the cache)"
+    ]
+    assert not builder.entry.build_dir.exists()
 
 
 def test_the_users_tree_is_not_where_git_bisect_runs(
