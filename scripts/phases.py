@@ -5,13 +5,17 @@ A build tool, not part of roadtest (the standard library only: it runs with plai
 python3, before or without the venv).
 
     phases.py run [--file FILE] [--lane LANE] NAME -- COMMAND...
-        print COMMAND (as make would) and run it; append "LANE NAME STATUS SECONDS START"
-        to FILE (nothing without --file, or with an empty one); exit with its status
+        print COMMAND (as make would) and run it; append "LANE NAME STATUS SECONDS START
+        CPU" to FILE (nothing without --file, or with an empty one); exit with its status
     phases.py table FILE [--expect LANE:NAME...]
         print the table of FILE's phases, and each expected phase that did not run (its
         prerequisite failed); exit 1 if one failed or did not run
 
-STATUS is `ok`, `exit=N` or `signal=N`; START is the time it started (epoch seconds).
+STATUS is `ok`, `exit=N` or `signal=N`; START is the time it started (epoch seconds);
+CPU the CPU seconds (user and system) of the command and the processes it waited for
+(wait4's rusage): on a machine of two CPUs, two lanes side by side can take at most two
+CPU seconds a second, so the table's CPU column says which phases to make cheaper for
+make test to end sooner. A record of five fields (no CPU) is read too.
 A line "# started EPOCH" (make test writes it first, in shell: python3 may not be
 installed yet) is the run's start. Two lanes append to FILE at once: each record is one
 write to a file opened with O_APPEND, so records never interleave.
@@ -41,6 +45,7 @@ class Phase:
     status: str
     seconds: float
     start: float  # epoch seconds
+    cpu: float | None = None  # user and system seconds of the command's processes
 
     @property
     def failed(self) -> bool:
@@ -51,7 +56,8 @@ class Phase:
         return self.start + self.seconds
 
     def line(self) -> str:
-        return f"{self.lane} {self.name} {self.status} {self.seconds:.1f} {self.start:.1f}\n"
+        cpu = "" if self.cpu is None else f" {self.cpu:.1f}"
+        return f"{self.lane} {self.name} {self.status} {self.seconds:.1f} {self.start:.1f}{cpu}\n"
 
 
 def status_of(returncode: int) -> str:
@@ -72,11 +78,24 @@ def append(path: Path, phase: Phase) -> None:
         os.close(fd)
 
 
+def wait_with_cpu(pid: int) -> tuple[int, float]:
+    """Wait for child `pid`: its Popen-style return code (-N for signal N) and the CPU
+    seconds, user and system, of it and of the descendants it waited for."""
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
+
+
 def run(command: list[str], name: str, lane: str, path: Path | None) -> int:
     """Run `command` to its end and record it; its exit status (128+N for signal N)."""
     print(shlex.join(command), flush=True)
     start = time.time()
     began = time.monotonic()
+    cpu: float | None = None
     try:
         child = subprocess.Popen(command)
     except OSError as e:
@@ -90,8 +109,8 @@ def run(command: list[str], name: str, lane: str, path: Path | None) -> int:
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, forward)
-        returncode = child.wait()
-    phase = Phase(lane, name, status_of(returncode), time.monotonic() - began, start)
+        returncode, cpu = wait_with_cpu(child.pid)
+    phase = Phase(lane, name, status_of(returncode), time.monotonic() - began, start, cpu)
     if path is not None:
         append(path, phase)
     return 128 - returncode if returncode < 0 else returncode
@@ -109,11 +128,12 @@ def parse(text: str) -> tuple[float | None, list[Phase]]:
                 pass
             continue
         fields = line.split()
-        if len(fields) != 5:
+        if len(fields) not in (5, 6):
             continue
-        lane, name, status, seconds, start = fields
+        lane, name, status, seconds, start = fields[:5]
         try:
-            phases.append(Phase(lane, name, status, float(seconds), float(start)))
+            cpu = float(fields[5]) if len(fields) == 6 else None
+            phases.append(Phase(lane, name, status, float(seconds), float(start), cpu))
         except ValueError:
             continue
     return started, phases
@@ -159,7 +179,9 @@ def table(
     width = max(len("phase"), *(len(p.name) for p in phases), *(len(n) for _, n in missing))
     lane_width = max(len("lane"), *(len(lane) for lane in lanes))
     failed = [f"{p.lane}/{p.name}" for p in phases if p.failed]
-    head = f"{'lane':<{lane_width}}  {'phase':<{width}}  {'start':>7}  {'time':>7}  status"
+    head = (
+        f"{'lane':<{lane_width}}  {'phase':<{width}}  {'start':>7}  {'time':>7}  {'cpu':>7}  status"
+    )
     rows = [f"make test: phases in {clock(now - origin)} (wall time)", head]
     for lane in lanes:
         mine = sorted((p for p in phases if p.lane == lane), key=lambda p: p.start)
@@ -167,15 +189,30 @@ def table(
             status = "ok" if not p.failed else f"FAILED ({p.status})"
             other = shared(p, phases)
             note = f"  (with {other.lane}'s: one built it, one waited)" if other else ""
+            cpu = "-" if p.cpu is None else clock(p.cpu)
             rows.append(
                 f"{lane:<{lane_width}}  {p.name:<{width}}  {clock(p.start - origin):>7}"
-                f"  {clock(p.seconds):>7}  {status}{note}"
+                f"  {clock(p.seconds):>7}  {cpu:>7}  {status}{note}"
             )
         for _, name in (e for e in missing if e[0] == lane):
-            rows.append(f"{lane:<{lane_width}}  {name:<{width}}  {'':>7}  {'':>7}  not run")
+            rows.append(
+                f"{lane:<{lane_width}}  {name:<{width}}  {'':>7}  {'':>7}  {'':>7}  not run"
+            )
         if mine:
             span = max(p.end for p in mine) - min(p.start for p in mine)
-            rows.append(f"{lane:<{lane_width}}  {'(lane)':<{width}}  {'':>7}  {clock(span):>7}")
+            cpus = [p.cpu for p in mine if p.cpu is not None]
+            lane_cpu = clock(sum(cpus)) if cpus else ""
+            rows.append(
+                f"{lane:<{lane_width}}  {'(lane)':<{width}}  {'':>7}  {clock(span):>7}"
+                f"  {lane_cpu:>7}"
+            )
+    timed = [p.cpu for p in phases if p.cpu is not None]
+    if timed:
+        wall = now - origin
+        rows.append(
+            f"cpu: {clock(sum(timed))} in {clock(wall)}, {sum(timed) / wall:.2f} CPUs busy on "
+            f"average of this machine's {os.cpu_count()} (the phases' processes)"
+        )
     if failed:
         rows.append(f"FAILED: {', '.join(failed)}")
     if missing:

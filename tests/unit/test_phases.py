@@ -58,6 +58,20 @@ def test_run_of_a_missing_command_is_a_failed_phase(tmp_path: Path) -> None:
     assert "exit=127" in record.read_text()
 
 
+def test_run_records_the_cpu_time_of_the_processes_the_command_waited_for(
+    tmp_path: Path,
+) -> None:
+    """A grandchild that burns 0.3 s of CPU is counted (its parent shell waited for it);
+    a command that sleeps takes next to none: the CPU column is not wall time."""
+    record = tmp_path / "phases"
+    burn = "import time\nwhile time.process_time() < 0.3:\n    pass\n"
+    script("run", f"--file={record}", "busy", "--", "sh", "-c", f"{sys.executable} -c '{burn}'")
+    script("run", f"--file={record}", "idle", "--", "sleep", "0.3")
+    _, (busy, idle) = phases.parse(record.read_text())
+    assert busy.cpu is not None and busy.cpu >= 0.3
+    assert idle.cpu is not None and idle.cpu < 0.2 and idle.seconds >= 0.3
+
+
 def test_run_without_a_file_records_nothing(tmp_path: Path) -> None:
     done = script("run", "--file=", "lint", "--", "true")
     assert done.returncode == 0
@@ -68,11 +82,11 @@ def test_the_table_lists_each_lane_in_order_with_its_failures() -> None:
     t0 = 1_000_000.0
     text = (
         f"# started {t0}\n"
-        f"um lint ok 41.0 {t0 + 1}\n"
-        f"x86_64 kernel ok 250.0 {t0 + 2}\n"
-        f"um unit ok 35.0 {t0 + 42}\n"
-        f"um kernel ok 175.0 {t0 + 77}\n"  # waited for the x86_64 lane's build
-        f"x86_64 x86_64-run exit=1 400.0 {t0 + 300}\n"
+        f"um lint ok 41.0 {t0 + 1} 40.0\n"
+        f"x86_64 kernel ok 250.0 {t0 + 2} 480.0\n"
+        f"um unit ok 35.0 {t0 + 42} 70.0\n"
+        f"um kernel ok 175.0 {t0 + 77}\n"  # waited for the x86_64 lane's build; no CPU
+        f"x86_64 x86_64-run exit=1 400.0 {t0 + 300} 300.0\n"
         "garbage line\n"
     )
     started, recorded = phases.parse(text)
@@ -81,19 +95,21 @@ def test_the_table_lists_each_lane_in_order_with_its_failures() -> None:
     assert not passed
     lines = out.splitlines()
     assert lines[0] == "make test: phases in 12:34 (wall time)"
-    assert lines[1].split() == ["lane", "phase", "start", "time", "status"]
-    body = [line.split()[:5] for line in lines[2:-1]]
+    assert lines[1].split() == ["lane", "phase", "start", "time", "cpu", "status"]
+    body = [line.split()[:6] for line in lines[2:-2]]
     assert body == [
-        ["um", "lint", "0:01", "0:41", "ok"],
-        ["um", "unit", "0:42", "0:35", "ok"],
-        ["um", "kernel", "1:17", "2:55", "ok"],
-        ["um", "(lane)", "4:11"],
-        ["x86_64", "kernel", "0:02", "4:10", "ok"],
-        ["x86_64", "x86_64-run", "5:00", "6:40", "FAILED"],
-        ["x86_64", "(lane)", "11:38"],
+        ["um", "lint", "0:01", "0:41", "0:40", "ok"],
+        ["um", "unit", "0:42", "0:35", "1:10", "ok"],
+        ["um", "kernel", "1:17", "2:55", "-", "ok"],
+        ["um", "(lane)", "4:11", "1:50"],
+        ["x86_64", "kernel", "0:02", "4:10", "8:00", "ok"],
+        ["x86_64", "x86_64-run", "5:00", "6:40", "5:00", "FAILED"],
+        ["x86_64", "(lane)", "11:38", "13:00"],
     ]
     assert "with x86_64's: one built it, one waited" in lines[4]
     assert "(exit=1)" in lines[7]
+    # 890 CPU seconds in 754 s of wall time: 1.18 CPUs busy on average.
+    assert lines[-2].startswith("cpu: 14:50 in 12:34, 1.18 CPUs busy")
     assert lines[-1] == "FAILED: x86_64/x86_64-run"
 
 
