@@ -61,6 +61,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "roadtest_time(mode): the test needs the guest's clock in this mode (sim: a model's "
         "datasheet timing); in another it is skipped, and the run's summary says so",
     )
+    config.addinivalue_line(
+        "markers",
+        "roadtest_hang_limit(seconds): an agent request of the test that takes longer (host "
+        "seconds; 30 by default) fails it as a hang: for a test whose failure is a hang",
+    )
     config.addinivalue_line("markers", kernel_marks.MARKER_HELP)
     from hypothesis import settings
 

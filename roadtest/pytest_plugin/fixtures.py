@@ -196,6 +196,9 @@ def guest(
     test_verdict.pids = session.guest_pids()
     tracecmd_capture.start_test(request.config, guest)
     live = contextlib.ExitStack()
+    hang = request.node.get_closest_marker("roadtest_hang_limit")
+    if hang is not None:
+        live.enter_context(session.hang_limit(float(hang.args[0])))
     if needs is not None and run_options(request.config).record is not None:
         # A timing test's I/O is its clock's (roadtest_time marker): a replay on another
         # clock could not play its trace, so a recording leaves it out; it runs live.

@@ -32,7 +32,14 @@ from roadtest.guest.client import AgentClient
 from roadtest.guest.protocol import ProtocolError
 from roadtest.kernel import Kernel
 from roadtest.machine import registry
-from roadtest.machine.base import BootConfig, Machine, MachineType, TimeMode, VirtioNode
+from roadtest.machine.base import (
+    BootConfig,
+    GuestError,
+    Machine,
+    MachineType,
+    TimeMode,
+    VirtioNode,
+)
 from roadtest.models.base import ChipModel, I2CModel, SPIModel, restore_inputs, saved_inputs
 from roadtest.simtime.clock import SimulatedClock
 from roadtest.testing import bus as buses
@@ -201,6 +208,8 @@ class RoadtestSession:
         self.terminal = terminal
         self.debugger = debugger
         self.mem = mem  # the guests' memory (BootConfig.mem), when not the machine's default
+        # Host seconds an agent request may take (BootConfig.call_timeout): hang_limit().
+        self.call_timeout: float | None = BootConfig.call_timeout
         self.machine: Machine | None = None
         self.boots = 0
         self.buses: dict[str, TestBus] = buses.session_buses()
@@ -301,8 +310,7 @@ class RoadtestSession:
         )
         if self.mem is not None:
             config.mem = self.mem
-        if self.debugger is not None:
-            config.call_timeout = None
+        config.call_timeout = None if self.debugger is not None else self.call_timeout
         self.machine = self.machine_type.machine(config)
         self.machine.start()
         if self.debugger is not None:
@@ -387,6 +395,29 @@ class RoadtestSession:
         return GuestPath(self.ensure_guest().agent, path)
 
     # Guest time and the kernel's log, for tests
+    @contextlib.contextmanager
+    def hang_limit(self, seconds: float) -> Iterator[None]:
+        """For the block, an agent request that takes more than `seconds` host seconds
+        fails (AgentTimeout: the guest counts as hung), in the running guest and in any
+        booted meanwhile: for a test that expects a hang, not to wait out the default.
+        Under a debugger nothing times out."""
+        saved = self.call_timeout
+        self.call_timeout = seconds
+        self._set_agent_timeout(seconds)
+        try:
+            yield
+        finally:
+            self.call_timeout = saved
+            self._set_agent_timeout(saved)
+
+    def _set_agent_timeout(self, seconds: float | None) -> None:
+        if self.debugger is not None or self.machine is None:
+            return
+        try:
+            self.machine.agent.timeout = seconds
+        except GuestError:
+            pass  # not running: the next guest boots with self.call_timeout
+
     def sleep(self, seconds: float) -> None:
         """Let `seconds` of guest time pass (for drivers that refuse reads for a while after
         probe). Under simulated time or time-travel it costs no host time."""

@@ -247,6 +247,29 @@ def test_spins_in_the_guest(guest):
     )
 
 
+def test_a_hang_limit_fails_a_request_that_hangs_and_the_next_gets_a_new_guest(
+    pytester: pytest.Pytester,
+) -> None:
+    """roadtest_hang_limit(seconds): an agent request of the test that is not answered in
+    time fails it as a hang (a read of a FIFO that nobody writes never returns)."""
+    result = run(
+        pytester,
+        BOOTED_FIRST
+        + """
+import pytest
+
+@pytest.mark.roadtest_hang_limit(2)
+def test_reads_a_fifo_nobody_writes(guest):
+    guest.agent.run(["/bin/sh", "-c", "rm -f /run/f; mkfifo /run/f"])
+    fd = guest.agent.open("/run/f", 2)  # O_RDWR: the open itself does not wait
+    guest.agent.read(fd, 1)
+"""
+        + AFTER_A_LOST_GUEST,
+    )
+    result.assert_outcomes(failed=1, passed=2)
+    result.stdout.fnmatch_lines(["*AgentTimeout: guest agent did not answer within 2 s*"])
+
+
 def test_a_test_stuck_on_the_host_is_interrupted_at_its_time_limit(
     pytester: pytest.Pytester,
 ) -> None:
