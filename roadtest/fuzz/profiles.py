@@ -18,16 +18,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.database import DirectoryBasedExampleDatabase, choices_from_bytes
-
 from roadtest.errors import RoadtestError
+
+# Hypothesis is imported where it is used: importing this module must not import it
+# (roadtest/pytest_plugin/hypothesis_profile.py says why).
 
 QUICK = "roadtest-quick"
 FUZZ = "roadtest-fuzz"
 QUICK_EXAMPLES = 20
 FUZZ_EXAMPLES = 1000
-_SUPPRESSED = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 # The entry under which Hypothesis keeps the database's own keys, not examples.
 _KEYS_ENTRY = ".hypothesis-keys"
 
@@ -38,9 +37,12 @@ def database_dir(cache: Path) -> Path:
 
 def register(cache: Path) -> None:
     """Register both profiles (the fuzz one's database under `cache`); loads none."""
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
     common = settings(
         deadline=None,
-        suppress_health_check=_SUPPRESSED,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         print_blob=True,
         phases=[p for p in Phase if p is not Phase.explain],
     )
@@ -60,6 +62,8 @@ def check_database(path: Path) -> None:
 
     Hypothesis itself drops entries it cannot decode, silently: a damaged database
     would lose the failures it holds without a word."""
+    from hypothesis.database import choices_from_bytes
+
     if not path.exists():
         return
     if not path.is_dir():

@@ -6,6 +6,7 @@ and are gathered in plugin.py, the entry point, where pytest looks for them:
 
   options        roadtest's options and their checks
   configure      the run's set-up from them
+  hypothesis_profile  roadtest's Hypothesis profiles, chosen when Hypothesis is imported
   collection     the devices each test module declares
   fixtures       `guest` (the session, ready for one test) and `roadtest_session`
   verdict        a guest test's cause of failure

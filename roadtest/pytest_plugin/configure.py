@@ -1,6 +1,6 @@
-"""The run's set-up: the Hypothesis profile, the hostile, timeout, KTAP and coverage
-plugins the options ask for, the backend's log, and a stop at the next test after a
-Ctrl-C or SIGTERM that something swallowed."""
+"""The run's set-up: the Hypothesis profile (hypothesis_profile), the hostile, timeout,
+KTAP and coverage plugins the options ask for, the backend's log, and a stop at the next
+test after a Ctrl-C or SIGTERM that something swallowed."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import pytest
 
 from roadtest import signals
 from roadtest.checkout import repo_root
-from roadtest.fuzz import profiles
-from roadtest.kernel import default_cache_dir
-from roadtest.pytest_plugin import examples, kernel_marks, timeouts
+from roadtest.pytest_plugin import examples, hypothesis_profile, kernel_marks, timeouts
 from roadtest.pytest_plugin.backend_log import BACKEND_LOG
 from roadtest.pytest_plugin.ktap import KtapReport
 from roadtest.pytest_plugin.options import check_options
@@ -20,13 +18,13 @@ from roadtest.pytest_plugin.stash import EXAMPLE_STATS
 from roadtest.pytest_plugin.verdict import VERDICT
 from roadtest.testing import coverage
 
-# At import, before any plugin's pytest_configure may load one (--hypothesis-profile).
-profiles.register(default_cache_dir())
-
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """The default time limit, set before pytest-timeout reads its settings (configure)."""
+    """The default time limit, set before pytest-timeout reads its settings (configure);
+    roadtest's Hypothesis profiles, registered before Hypothesis's plugin loads the one
+    --hypothesis-profile names (configure)."""
+    hypothesis_profile.set_up(config)
     if config.pluginmanager.hasplugin("timeout"):
         # Not run_options(config): a conftest may register its machine at configure.
         timeouts.set_default_limit(config, limits=not config.getoption("--roadtest-gdb"))
@@ -67,15 +65,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "seconds; 30 by default) fails it as a hang: for a test whose failure is a hang",
     )
     config.addinivalue_line("markers", kernel_marks.MARKER_HELP)
-    from hypothesis import settings
-
-    # roadtest's quick profile unless a roadtest profile is loaded (`roadtest fuzz`) or
-    # the run names one (--hypothesis-profile): not Hypothesis's own "default", nor the
-    # "ci" it loads by itself when CI is set, which keep the health check that fails every
-    # @given test using the function-scoped `guest` fixture.
-    chosen = config.getoption("--hypothesis-profile", None)
-    if not chosen and not settings.get_current_profile_name().startswith("roadtest-"):
-        settings.load_profile(profiles.QUICK)
     config.stash[EXAMPLE_STATS] = examples.ExampleStats()
     if options.hostile:
         from roadtest.pytest_plugin import hostile
@@ -100,3 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     logger.addHandler(BACKEND_LOG)
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    hypothesis_profile.tear_down(config)

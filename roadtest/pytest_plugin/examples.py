@@ -25,8 +25,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hypothesis.errors import HypothesisException, StopTest
-
 from roadtest import signals
 from roadtest.guest.client import AgentTimeout
 from roadtest.machine.console import TROUBLE, first_kernel_report
@@ -144,6 +142,10 @@ class ExampleRunner:
 
     def run(self, inner: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True
+        # Imported here: a run without a property test never imports Hypothesis
+        # (hypothesis_profile); one that runs an example has.
+        from hypothesis.errors import HypothesisException, StopTest
+
         # A Ctrl-C whose KeyboardInterrupt was lost (Hypothesis's gc callback) ends the
         # test here, not after its last example.
         signals.check()

@@ -2,7 +2,11 @@
 that define them (see the package's docstring)."""
 
 from roadtest.pytest_plugin.collection import pytest_collection_modifyitems
-from roadtest.pytest_plugin.configure import pytest_cmdline_main, pytest_configure
+from roadtest.pytest_plugin.configure import (
+    pytest_cmdline_main,
+    pytest_configure,
+    pytest_unconfigure,
+)
 from roadtest.pytest_plugin.fixtures import guest, roadtest_kernel_range, roadtest_session
 from roadtest.pytest_plugin.options import pytest_addoption
 from roadtest.pytest_plugin.report import (
@@ -22,6 +26,7 @@ __all__ = [
     "pytest_runtest_call",
     "pytest_runtest_makereport",
     "pytest_terminal_summary",
+    "pytest_unconfigure",
     "roadtest_kernel_range",
     "roadtest_session",
 ]
