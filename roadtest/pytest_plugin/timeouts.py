@@ -22,8 +22,9 @@ from typing import Protocol
 import pytest
 
 DEFAULT_LIMIT = 300.0  # seconds of host time per test: a hang, not a slow driver
-# How long a test gets to end once its guest was stopped, before it is interrupted.
-_GRACE = 10.0
+# How long a test gets to end once its guest was stopped, before it is interrupted: a test
+# blocked on the guest gets its error at once; one stuck on the host waits this out.
+_GRACE = 5.0
 
 
 class _Guest(Protocol):
