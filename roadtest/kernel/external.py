@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from elftools.common.exceptions import ELFError
 
 from roadtest.errors import RoadtestError
+from roadtest.kernel import module_cache
 from roadtest.kernel.build import Kernel
 from roadtest.kernel.modinfo import read_modinfo
 from roadtest.kernel.runner import Runner, parallel_jobs
@@ -192,7 +193,7 @@ def build_external_module(
         reverse=reverse,
         composite=composite_of(kernel.build_dir, source),
     )
-    return _kbuild(kernel, tree, workdir, runner)
+    return _kbuild(kernel, tree, workdir / "tree", workdir, runner)
 
 
 def build_own_module(
@@ -208,7 +209,7 @@ def build_own_module(
     tree.module_dir.mkdir(parents=True)
     shutil.copyfile(source, tree.module_dir / source.name)
     (tree.module_dir / "Kbuild").write_text(kbuild_text(tree.name))
-    return _kbuild(kernel, tree, workdir, runner)
+    return _kbuild(kernel, tree, tree.module_dir, workdir, runner)
 
 
 def _runner(kernel: Kernel, workdir: Path, progress: Callable[[str], None]) -> Runner:
@@ -223,23 +224,31 @@ def _runner(kernel: Kernel, workdir: Path, progress: Callable[[str], None]) -> R
     return Runner(log, progress)
 
 
-def _kbuild(kernel: Kernel, tree: ModuleTree, workdir: Path, runner: Runner) -> Path:
-    """kbuild's M= build of `tree`; the .ko, checked to be for `kernel`."""
-    runner.check(
-        [
-            "make",
-            "-C",
-            str(kernel.build_dir),
-            *kernel.target.make_args(),
-            f"M={tree.module_dir}",
-            f"-j{parallel_jobs()}",
-            "modules",
-        ],
-        cwd=workdir,
-        failure=f"building {tree.name}.ko out of tree failed",
-    )
-    if not tree.ko.is_file():
-        raise RoadtestError(f"the module build made no {tree.ko}; full log: {runner.log_path}")
+def _kbuild(kernel: Kernel, tree: ModuleTree, root: Path, workdir: Path, runner: Runner) -> Path:
+    """kbuild's M= build of `tree` (whose files are all under `root`), or the same module
+    kept from an earlier build (module_cache); the .ko, checked to be for `kernel`."""
+    store = module_cache.cache_dir(kernel)
+    digest = module_cache.key(kernel, kernel.target.make_args(), root) if store else ""
+    if store is not None and module_cache.fetch(store, digest, tree.ko):
+        runner.note(f"{tree.name}.ko: kept from an identical build ({store / digest})")
+    else:
+        runner.check(
+            [
+                "make",
+                "-C",
+                str(kernel.build_dir),
+                *kernel.target.make_args(),
+                f"M={tree.module_dir}",
+                f"-j{parallel_jobs()}",
+                "modules",
+            ],
+            cwd=workdir,
+            failure=f"building {tree.name}.ko out of tree failed",
+        )
+        if not tree.ko.is_file():
+            raise RoadtestError(f"the module build made no {tree.ko}; full log: {runner.log_path}")
+        if store is not None:
+            module_cache.keep(store, digest, tree.ko)
     magic = vermagic(tree.ko)
     if magic.split(" ", 1)[0] != kernel.release:
         raise RoadtestError(

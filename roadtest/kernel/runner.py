@@ -91,6 +91,11 @@ class Runner:
         self.nice = shutil.which("nice")
         log_path.parent.mkdir(parents=True, exist_ok=True)
 
+    def note(self, line: str) -> None:
+        """A line of our own in the log (what was done instead of a command)."""
+        with open(self.log_path, "a") as log:
+            log.write(f"\n{line}\n")
+
     def run(
         self, args: Sequence[str], *, cwd: Path, count: str | None = None, nice: bool = False
     ) -> Result:
