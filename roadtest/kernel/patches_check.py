@@ -59,6 +59,7 @@ CHECKPATCH_OPTIONS = ("--strict", "--no-signoff", "--no-tree", "--ignore", "UNKN
 # pytest's exit statuses: tests failed, and all passed; NONE_PASSED is ours, for a run
 # that exits 0 with no test passed (all skipped: a fix proven by nothing).
 FAILED, PASSED, NONE_PASSED = 1, 0, -1
+USAGE = 4  # a usage error, before anything is built
 # `roadtest run`'s ways of asking for the sanitizer kernel (KASAN, kmemleak).
 SANITIZER_OPTIONS = ("--roadtest-sanitizers", "--sanitizers")
 
@@ -447,6 +448,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         repo = repo_root()
         patches = [read_patch(p) for p in read_series(repo)]
+        unmatched = [o for o in args.only if not any(o in p.name for p in patches)]
+        if unmatched:
+            print(
+                f"patches-check: --only {unmatched[0]!r} names no patch of kernel-patches/series",
+                file=sys.stderr,
+            )
+            return USAGE
         kernel = ensure_kernel(repo)
         sanitizer_builds: list[Kernel] = []
 

@@ -5,7 +5,10 @@ check_patch with its builds and test runs faked."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -357,3 +360,19 @@ def test_the_last_patch_of_a_file_is_not_built_again_as_the_kernel_built_it(
     assert verdict.ok, verdict.problems
     assert verdict.builds == "ok (foo.ko)"
     assert fakes.builds == [("without", ["0002.patch"])]
+
+
+def test_only_a_name_of_no_patch_is_a_usage_error_in_one_line() -> None:
+    """Before any kernel is looked for or built."""
+    done = subprocess.run(
+        [sys.executable, "-m", "roadtest.kernel.patches_check", "--only", "no-such-fix"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "ROADTEST_CACHE": "/nonexistent/cache"},
+    )
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        "patches-check: --only 'no-such-fix' names no patch of kernel-patches/series"
+    ]
+    assert done.stdout == ""
