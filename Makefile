@@ -5,8 +5,9 @@ VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.roadtest-installed
 
-.PHONY: all setup system venv kernel run test checks-um checks-x86_64 x86_64-lane unit drivers variants \
-	kernel-coverage kernel-sanitizers kernel-x86_64 guest-lane2 tree-6.1 hostile replay travel \
+.PHONY: all setup system venv kernel run test checks-um checks-x86_64 unit drivers variants \
+	um-chain1 um-chain2 x86_64-chain1 x86_64-chain2 kernel-coverage kernel-sanitizers \
+	kernel-x86_64 guest-lane2 guest-sanitizer guest-bisect-fuzz tree-6.1 hostile replay travel \
 	x86_64 x86_64-run x86_64-replay traces lint patches-check clean
 
 # Python's compiled bytecode, under build/ (PYTHONPYCACHEPREFIX, unless set): make test
@@ -29,8 +30,8 @@ PHASES_FILE :=
 LANE        :=
 PHASE        = @python3 scripts/phases.py run --file='$(PHASES_FILE)' --lane='$(LANE)' $@ --
 
-# The CPU of make test's second lane (the x86_64 checks, then UML's longest guest tests
-# and the hostile run): the second one where there are two. (On CPU 0, beside the outer
+# The CPU of make test's second lane (the x86_64 checks, UML's longest guest tests and the
+# hostile run): the second one where there are two. (On CPU 0, beside the outer
 # UML guest, make test took 13.5 min against 11.3 min here: UML's driver tests and the
 # unit tests run there first.)
 LANE2_CPU := $(shell [ "$$(nproc)" -gt 1 ] && echo 1 || echo 0)
@@ -75,14 +76,22 @@ kernel-coverage: kernel
 kernel-sanitizers: kernel
 	$(PHASE) $(VENV)/bin/roadtest build --sanitizers
 
-# UML's longest guest tests, run by make test's second lane once the x86_64 checks are
-# done (on LANE2_CPU).
-GUEST_LANE2 := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.py \
-	tests/guest/test_fuzz_finds_real_bugs.py tests/guest/test_hostile_finds_leaks.py \
-	tests/guest/test_sanitizers.py tests/guest/test_mini_sweep.py
+# UML's longest guest tests, run by make test's second lane (on LANE2_CPU) in two groups,
+# each beside other work: the sanitizer kernel's (its KASAN and kmemleak proofs, the driver
+# suite on it, the mini-sweep, hostile mode's leak) and the bisect and fuzz proofs.
+GUEST_SANITIZER   := tests/guest/test_sanitizers.py tests/guest/test_mini_sweep.py \
+	tests/guest/test_hostile_finds_leaks.py
+GUEST_BISECT_FUZZ := tests/guest/test_bisect_proof.py tests/guest/test_fuzz_examples.py \
+	tests/guest/test_fuzz_finds_real_bugs.py
+GUEST_LANE2 := $(GUEST_SANITIZER) $(GUEST_BISECT_FUZZ)
 
-guest-lane2: variants
-	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(LANE2_CPU) $(GUEST_LANE2)
+guest-lane2: guest-sanitizer guest-bisect-fuzz
+
+guest-sanitizer: variants
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(LANE2_CPU) $(GUEST_SANITIZER)
+
+guest-bisect-fuzz: variants
+	$(PHASE) $(VENV)/bin/roadtest run --roadtest-cpu=$(LANE2_CPU) $(GUEST_BISECT_FUZZ)
 
 # --tree on another kernel, as a developer names one: Debian's linux-source-6.1 (make
 # setup installs it), unpacked into the cache and built there like any tree (cached like
@@ -159,22 +168,27 @@ lint: setup
 		$(VENV)/bin/ruff format --check roadtest tests bench scripts && $(VENV)/bin/mypy'
 
 # Two lanes side by side, each on a CPU of its own (LANE2_CPU): lint, the unit tests and
-# UML's checks on one; on the other the x86_64 replay, and beside it the x86_64 run, then
-# UML's longest guest tests (GUEST_LANE2) and the hostile run. Under TCG with a real clock,
-# half the x86_64 steps' time is the drivers' own waits (conversion times, autosuspend
-# delays), which the other work fills (the run and the replay: 4:43 one after the other,
-# 3:27 side by side, docs/design.md). Each step's output shows, in one piece, when the step ends. UML's
-# replay runs under simulated time, exact, beside the other lane: host load cannot move a
-# driver's timer work in its I/O there. Each lane builds the kernels its steps need; a
-# kernel is built once (builds take a lock in the kernel cache): the lane that comes second
-# waits for the lock and finds it built (the x86_64 lane usually builds the main kernel,
-# while the other runs lint and the unit tests). Under -k every lane runs to its end
-# whatever fails (a step whose prerequisite failed does not run); then the table of phases
-# (scripts/phases.py: lane, start, wall time, status; a step that did not run) is printed,
-# pass or fail, and make test fails if any step failed or did not run.
+# UML's checks on one; on the other the x86_64 checks, UML's longest guest tests
+# (GUEST_LANE2) and the hostile run. Each lane is two chains of steps side by side on its
+# CPU: a lane's steps wait on a clock or a timeout for about a third of their time (the
+# table's CPU column against its wall time: 6:16 of CPU in 9:44 and 7:55 in 10:29 with one
+# chain a lane, docs/design.md), which the other chain fills. On the second CPU the x86_64
+# replay's QEMU (TCG, a real clock) waits half its time. A chain's steps run one after
+# the other, each whatever the one before it did (-k; none needs another's result; the
+# table says which failed). Each step's output shows, in one piece, when the step ends.
+# UML's replay runs under simulated time, exact, beside the rest: host load cannot move a
+# driver's timer work in its I/O there. Each chain builds the kernels its steps need; a
+# kernel is built once (builds take a lock in the kernel cache): the chain that comes
+# second waits for the lock and finds it built. Then the table of phases (scripts/phases.py:
+# lane, start, wall and CPU time, status; a step that did not run) is printed, pass or
+# fail, and make test fails if any step failed or did not run.
 RUN_DIR   := build/make-test
-UM_STEPS  := lint unit drivers travel replay patches-check tree-6.1
-X86_STEPS := x86_64-run x86_64-replay guest-lane2 hostile
+UM_CHAIN1  := lint unit drivers tree-6.1
+UM_CHAIN2  := travel replay patches-check
+X86_CHAIN1 := x86_64-replay guest-sanitizer
+X86_CHAIN2 := x86_64-run guest-bisect-fuzz hostile
+UM_STEPS  := $(UM_CHAIN1) $(UM_CHAIN2)
+X86_STEPS := $(X86_CHAIN1) $(X86_CHAIN2)
 
 test:
 	@mkdir -p $(RUN_DIR) && echo "# started $$(date +%s)" >$(RUN_DIR)/phases
@@ -186,19 +200,21 @@ test:
 	exit $$status
 
 checks-um: setup
-	$(MAKE) --no-print-directory -k -j1 $(UM_STEPS) LANE=um \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target um-chain1 um-chain2 LANE=um \
 		PATCHES_CHECK_ARGS=--suite-ran=tests/drivers
 
 checks-x86_64: setup
-	$(MAKE) --no-print-directory -k -j2 --output-sync=target x86_64-replay x86_64-lane \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target x86_64-chain1 x86_64-chain2 \
 		LANE=x86_64
 
-# The x86_64 run, then UML's longest guest tests and the hostile run, one after the other,
-# beside the x86_64 replay: under TCG with a real clock the replay's QEMU waits half its
-# time (1:15 of CPU in 2:59), which they fill. Each step of the chain runs whatever the one
-# before it did (-k; none of them needs another's result): the table says which failed.
-x86_64-lane: kernel-x86_64
-	$(MAKE) --no-print-directory -k -j1 x86_64-run guest-lane2 hostile
+um-chain1:
+	$(MAKE) --no-print-directory -k -j1 $(UM_CHAIN1)
+um-chain2:
+	$(MAKE) --no-print-directory -k -j1 $(UM_CHAIN2)
+x86_64-chain1:
+	$(MAKE) --no-print-directory -k -j1 $(X86_CHAIN1)
+x86_64-chain2:
+	$(MAKE) --no-print-directory -k -j1 $(X86_CHAIN2)
 
 clean:
 	rm -rf $(VENV) *.egg-info
