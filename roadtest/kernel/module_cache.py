@@ -7,10 +7,12 @@ kept under its kernel's cache entry, in `external/<key>/<name>.ko`, where the ke
 digest of everything the build reads that can differ between two builds against that
 entry:
 
-- the entry (its directory: the kernel's source, series and configuration) and what its
-  build made that a module compiles against (include/generated/autoconf.h, with the
-  compiler's version in it; include/config/kernel.release; Module.symvers, the CRCs a
-  module's imports are checked with);
+- the entry (its directory: the kernel's source, series and configuration) and the build
+  in it: its stamp (written by each build, with its image's checksum: a --tree entry,
+  whose source can change, is built again in place) and what the build made that a module
+  compiles against (include/generated/autoconf.h, with the compiler's version in it;
+  include/config/kernel.release; Module.symvers, the CRCs a module's imports are checked
+  with);
 - kbuild's arguments;
 - every file of the module's tree (the sources as patched, local headers, the Kbuild
   file), by path and content.
@@ -44,6 +46,7 @@ _BUILD_INPUTS = (
     "Module.symvers",
 )
 _ENTRY_MARK = "entry.json"  # a kernel cache entry's (cache.Entry.info)
+_STAMP = "stamp.json"  # written by each build of the entry (cache.Entry.stamp)
 
 
 def cache_dir(kernel: Kernel) -> Path | None:
@@ -61,7 +64,9 @@ def key(kernel: Kernel, make_args: Sequence[str], tree: Path) -> str:
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
 
-    part(str(kernel.build_dir.parent.resolve()).encode())
+    entry = kernel.build_dir.parent
+    part(str(entry.resolve()).encode())
+    part((entry / _STAMP).read_bytes() if (entry / _STAMP).is_file() else b"(none)")
     for name in _BUILD_INPUTS:
         path = kernel.build_dir / name
         part(name.encode())

@@ -80,6 +80,10 @@ def test_a_changed_source_or_kernel_build_is_built_again(tree: Path, tmp_path: P
     assert builds(calls) == 4
     build_external_module(kernel, DRIVER, tmp_path / "e", progress=lambda _: None)
     assert builds(calls) == 4
+    # The entry built again (a --tree entry, whose source changed): a new stamp.
+    (kernel.build_dir.parent / "stamp.json").write_text('{"image": "another"}')
+    build_external_module(kernel, DRIVER, tmp_path / "f", progress=lambda _: None)
+    assert builds(calls) == 5
 
 
 def test_a_build_outside_the_kernel_cache_keeps_nothing(tree: Path, tmp_path: Path) -> None:
