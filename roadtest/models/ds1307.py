@@ -373,6 +373,7 @@ class DS1307Family(SMBusModel):
         for reg in regmap:
             self._kept[reg.address] = _implemented(reg)
         self.reads = 0  # read messages served: lets a test wait for the kernel's own reads
+        self.time_reads = 0  # of them, those from Seconds on (reading the time)
         self.transfers = 0  # I2C transfers seen: lets a test aim a failure past the probe
 
     # State for tests
@@ -696,6 +697,7 @@ class DS1307Family(SMBusModel):
         # One read is one access: the user buffers hold one time for all its bytes.
         with self._lock:
             self.reads += 1
+            self.time_reads += self.reg_addr == REG_SECONDS
             out = bytearray()
             for _ in range(length):
                 out.append(self.reg_read(self.reg_addr))

@@ -301,6 +301,7 @@ class PCF85063(InterruptPin, MappedSMBusModel):
         self._timer_minutes = 0  # seconds towards the next 1/60 Hz timer tick
         self._alarm = AlarmComparison(ALARMS if self.has_alarm else (), self._alarm_agrees)
         self.reads = 0  # read messages served: lets a test wait for the kernel's own reads
+        self.time_reads = 0  # of them, those from Seconds on (reading the time)
         self.software_resets = 0
         super().__init__()
         self._last = max(self.register_map.names())
@@ -625,6 +626,7 @@ class PCF85063(InterruptPin, MappedSMBusModel):
         # freezes its time registers while they are read).
         with self._lock:
             self.reads += 1
+            self.time_reads += self.reg_addr == REG_SECONDS
             out = bytearray()
             for _ in range(length):
                 out.append(self.reg_read(self.reg_addr))

@@ -149,11 +149,13 @@ SATURDAY = 6  # tm_wday
 
 
 def set_time(rtc: RTC, model: DS1307Family, when: datetime.datetime) -> None:
-    """RTC_SET_TIME, then wait for the read the RTC core makes after it on a workqueue
-    (rtc_set_time schedules irqwork), so that it does not race the test's next access."""
-    reads = model.reads
+    """RTC_SET_TIME, then wait for the read of the time the RTC core makes after it on a
+    workqueue (rtc_set_time schedules irqwork), so that it does not race the test's next
+    access. A read of the time, not any read: for several chips the driver's set_time
+    reads a flag register itself (regmap_update_bits: DS1337's OSF, DS1340's OSF)."""
+    reads = model.time_reads
     rtc.set_time(when)
-    wait_until(lambda: model.reads > reads, "the RTC core's read after setting the time")
+    wait_until(lambda: model.time_reads > reads, "the RTC core's read of the time after setting it")
 
 
 def stop(model: DS1307Family, how: str) -> None:
