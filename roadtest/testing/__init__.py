@@ -1,6 +1,6 @@
 """The API driver tests use: device declarations, the guest session, sysfs helpers."""
 
-from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice
+from roadtest.testing.devices import I2CDevice, PlatformDevice, SPIDevice, fixed_regulator
 from roadtest.testing.evdev import EvdevDevice, EvdevTimeout, InputEvent, event_node
 from roadtest.testing.gpio import (
     EDGE_BOTH,
@@ -75,6 +75,7 @@ __all__ = [
     "device_leds",
     "enable_scan_elements",
     "event_node",
+    "fixed_regulator",
     "nvmem_devices",
     "only_nvmem",
     "read_float",

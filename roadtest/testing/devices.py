@@ -133,6 +133,24 @@ class PlatformDevice:
         return node_name(self)
 
 
+def fixed_regulator(label: str, microvolts: int) -> PlatformDevice:
+    """A fixed regulator (regulator-fixed, always on at `microvolts`) that a device's node
+    names as its supply: `vdd-supply = <&label>;`. Its node is regulator-<label>, its
+    regulator-name <label>, both with dashes for underscores."""
+    name = label.replace("_", "-")
+    return PlatformDevice(
+        compatible="regulator-fixed",
+        dts=f"""
+            {label}: regulator-{name} {{
+                compatible = "regulator-fixed";
+                regulator-name = "{name}";
+                regulator-min-microvolt = <{microvolts}>;
+                regulator-max-microvolt = <{microvolts}>;
+            }};
+        """,
+    )
+
+
 Device = ModelDevice[ChipModel] | PlatformDevice
 
 

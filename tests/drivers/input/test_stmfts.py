@@ -26,6 +26,7 @@ from roadtest.testing import (
     I2CDevice,
     PlatformDevice,
     RoadtestSession,
+    fixed_regulator,
     read_int,
 )
 from roadtest.testing.guestpath import GuestPath
@@ -34,17 +35,7 @@ SUPPLY_UV = 3_300_000
 
 
 def supply(name: str) -> PlatformDevice:
-    return PlatformDevice(
-        compatible="regulator-fixed",
-        dts=f"""
-            stmfts_{name}: regulator-stmfts-{name} {{
-                compatible = "regulator-fixed";
-                regulator-name = "stmfts-{name}";
-                regulator-min-microvolt = <{SUPPLY_UV}>;
-                regulator-max-microvolt = <{SUPPLY_UV}>;
-            }};
-        """,
-    )
+    return fixed_regulator(f"stmfts_{name}", SUPPLY_UV)
 
 
 VDD = supply("vdd")

@@ -30,9 +30,9 @@ from roadtest.fuzz.events import TransferFails
 from roadtest.models.mcp320x import MCP3002, MCP3008, MCP3201, MCP3204, MCP3208, MCP320x, Part
 from roadtest.testing import (
     BoundDevice,
-    PlatformDevice,
     RoadtestSession,
     SPIDevice,
+    fixed_regulator,
     read_int,
     read_str,
 )
@@ -40,17 +40,7 @@ from roadtest.testing.guestpath import GuestPath
 
 VREF_MV = 3300
 
-VREF = PlatformDevice(
-    compatible="regulator-fixed",
-    dts=f"""
-        mcp320x_vref: regulator-mcp320x-vref {{
-            compatible = "regulator-fixed";
-            regulator-name = "mcp320x-vref";
-            regulator-min-microvolt = <{VREF_MV * 1000}>;
-            regulator-max-microvolt = <{VREF_MV * 1000}>;
-        }};
-    """,
-)
+VREF = fixed_regulator("mcp320x_vref", VREF_MV * 1000)
 
 
 def declare(part: Part) -> SPIDevice[MCP320x]:

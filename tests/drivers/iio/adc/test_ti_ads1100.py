@@ -27,8 +27,8 @@ from roadtest.models.ads1100 import ADS1100
 from roadtest.testing import (
     BoundDevice,
     I2CDevice,
-    PlatformDevice,
     RoadtestSession,
+    fixed_regulator,
     read_float,
     read_int,
     read_str,
@@ -38,17 +38,7 @@ from roadtest.testing.guestpath import GuestPath
 VDD_MV = 3300
 AUTOSUSPEND_S = 2  # the driver's delay: the test waits past it
 
-VDD = PlatformDevice(
-    compatible="regulator-fixed",
-    dts=f"""
-        ads1100_vdd: regulator-ads1100-vdd {{
-            compatible = "regulator-fixed";
-            regulator-name = "ads1100-vdd";
-            regulator-min-microvolt = <{VDD_MV * 1000}>;
-            regulator-max-microvolt = <{VDD_MV * 1000}>;
-        }};
-    """,
-)
+VDD = fixed_regulator("ads1100_vdd", VDD_MV * 1000)
 
 ADC = I2CDevice(
     compatible="ti,ads1100",

@@ -18,9 +18,9 @@ import pytest
 from roadtest.models.ltc1660 import DACS, LTC1660, LTC1665, LTC166x, Part
 from roadtest.testing import (
     BoundDevice,
-    PlatformDevice,
     RoadtestSession,
     SPIDevice,
+    fixed_regulator,
     read_int,
     read_str,
     write_str,
@@ -29,17 +29,7 @@ from roadtest.testing.guestpath import GuestPath
 
 VREF_MV = 4096
 
-VREF = PlatformDevice(
-    compatible="regulator-fixed",
-    dts=f"""
-        ltc1660_vref: regulator-ltc1660-vref {{
-            compatible = "regulator-fixed";
-            regulator-name = "ltc1660-vref";
-            regulator-min-microvolt = <{VREF_MV * 1000}>;
-            regulator-max-microvolt = <{VREF_MV * 1000}>;
-        }};
-    """,
-)
+VREF = fixed_regulator("ltc1660_vref", VREF_MV * 1000)
 
 
 def declare(part: Part) -> SPIDevice[LTC166x]:

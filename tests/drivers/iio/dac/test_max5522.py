@@ -14,22 +14,12 @@ from __future__ import annotations
 import pytest
 
 from roadtest.models.max5522 import MAX5522
-from roadtest.testing import BoundDevice, PlatformDevice, RoadtestSession, SPIDevice, read_float
+from roadtest.testing import BoundDevice, RoadtestSession, SPIDevice, fixed_regulator, read_float
 from roadtest.testing.guestpath import GuestPath
 
 VREF_MV = 2500
 
-VREF = PlatformDevice(
-    compatible="regulator-fixed",
-    dts=f"""
-        max5522_vref: regulator-max5522-vref {{
-            compatible = "regulator-fixed";
-            regulator-name = "max5522-vref";
-            regulator-min-microvolt = <{VREF_MV * 1000}>;
-            regulator-max-microvolt = <{VREF_MV * 1000}>;
-        }};
-    """,
-)
+VREF = fixed_regulator("max5522_vref", VREF_MV * 1000)
 
 DAC = SPIDevice(
     compatible="maxim,max5522",

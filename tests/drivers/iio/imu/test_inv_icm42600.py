@@ -29,6 +29,7 @@ from roadtest.testing import (
     PlatformDevice,
     RoadtestSession,
     SPIDevice,
+    fixed_regulator,
     read_int,
 )
 from roadtest.testing.guestpath import GuestPath
@@ -38,17 +39,7 @@ OTHER_WHO_AM_I = 0x00  # no ICM-426xx answers 00h: a chip that is not there, or 
 
 
 def supply(name: str) -> PlatformDevice:
-    return PlatformDevice(
-        compatible="regulator-fixed",
-        dts=f"""
-            icm42688_{name}: regulator-icm42688-{name} {{
-                compatible = "regulator-fixed";
-                regulator-name = "icm42688-{name}";
-                regulator-min-microvolt = <{SUPPLY_UV}>;
-                regulator-max-microvolt = <{SUPPLY_UV}>;
-            }};
-        """,
-    )
+    return fixed_regulator(f"icm42688_{name}", SUPPLY_UV)
 
 
 VDD = supply("vdd")
