@@ -227,6 +227,9 @@ class StepBuilder:
                 # Older than the seed's objects, as in the seed's source: only the files
                 # that differ are newer than what was built from them.
                 transplant.align_times(source, self.clone, same)
+                # Else the next step's checkout rewrites all of them (their times are not
+                # the index's) and its kernel build compiles everything again.
+                git.refresh_index(self.clone)
                 if transplant.copy_build(
                     seed.build_dir, self.entry.build_dir, {source: self.clone}, runner
                 ):

@@ -105,6 +105,13 @@ def checkout(clone: Path, commit: str) -> None:
     git(clone, "clean", "--quiet", "-fdx")
 
 
+def refresh_index(clone: Path) -> None:
+    """Record the files' present times in the clone's index (their content unchanged):
+    `checkout --force` rewrites every file whose times differ from the index's, whatever
+    its content, and a rewritten file is newer than what kbuild built from it."""
+    git(clone, "update-index", "-q", "--refresh", check=False)  # 1: some files differ
+
+
 def bisect_start(clone: Path, bad: str, good: str) -> None:
     bisect_reset(clone)
     git(clone, "bisect", "start", bad, good)
