@@ -159,8 +159,10 @@ traces: kernel
 # passes with it. roadtest/kernel/patches_check.py; docs/commands.md. In make test the
 # half with the patch is the driver suite's own run (its `drivers` step, on the same
 # kernel) for every reproducer under tests/drivers: PATCHES_CHECK_ARGS.
+# The sanitizer kernel too: a reproducer that asks for it boots it (a test's own pytest run
+# with --roadtest-sanitizers would build it inside the test's time limit).
 PATCHES_CHECK_ARGS :=
-patches-check: kernel
+patches-check: kernel kernel-sanitizers
 	$(PHASE) $(PYTHON) -m roadtest.kernel.patches_check $(PATCHES_CHECK_ARGS)
 
 lint: setup
@@ -175,7 +177,8 @@ lint: setup
 # chain a lane, docs/design.md), which the other chain fills. On the second CPU the x86_64
 # replay's QEMU (TCG, a real clock) waits half its time. A chain's steps run one after
 # the other, each whatever the one before it did (-k; none needs another's result; the
-# table says which failed). Each step's output shows, in one piece, when the step ends.
+# table says which failed). Each step's output shows, in one piece, when the step ends
+# (scripts/phases.py keeps it until then).
 # UML's replay runs under simulated time, exact, beside the rest: host load cannot move a
 # driver's timer work in its I/O there. Each chain builds the kernels its steps need; a
 # kernel is built once (builds take a lock in the kernel cache): the chain that comes

@@ -24,16 +24,20 @@ write to a file opened with O_APPEND, so records never interleave.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import IO
 
 START_MARK = "# started"
 
@@ -91,13 +95,18 @@ def wait_with_cpu(pid: int) -> tuple[int, float]:
 
 
 def run(command: list[str], name: str, lane: str, path: Path | None) -> int:
-    """Run `command` to its end and record it; its exit status (128+N for signal N)."""
-    print(shlex.join(command), flush=True)
+    """Run `command` to its end and record it; its exit status (128+N for signal N).
+    Recorded (make test, whose steps run side by side), its output is kept in a file and
+    printed in one piece, headed by the command, when it ends: steps that end together
+    print one after the other (a lock beside the record file), not line by line mixed."""
+    out = tempfile.TemporaryFile() if path is not None else None
+    if out is None:
+        print(shlex.join(command), flush=True)
     start = time.time()
     began = time.monotonic()
     cpu: float | None = None
     try:
-        child = subprocess.Popen(command)
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT if out else None)
     except OSError as e:
         print(f"phases.py: {name}: cannot run {command[0]}: {e.strerror}", file=sys.stderr)
         returncode = 127
@@ -112,8 +121,22 @@ def run(command: list[str], name: str, lane: str, path: Path | None) -> int:
         returncode, cpu = wait_with_cpu(child.pid)
     phase = Phase(lane, name, status_of(returncode), time.monotonic() - began, start, cpu)
     if path is not None:
+        assert out is not None
+        show(out, shlex.join(command), path)
         append(path, phase)
     return 128 - returncode if returncode < 0 else returncode
+
+
+def show(out: IO[bytes], header: str, record: Path) -> None:
+    """`header` and the output kept in `out` on stdout, under the record's lock."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with open(record.with_name(record.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        sys.stdout.write(header + "\n")
+        sys.stdout.flush()
+        out.seek(0)
+        shutil.copyfileobj(out, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
 
 
 def parse(text: str) -> tuple[float | None, list[Phase]]:

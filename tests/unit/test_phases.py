@@ -72,6 +72,30 @@ def test_run_records_the_cpu_time_of_the_processes_the_command_waited_for(
     assert idle.cpu is not None and idle.cpu < 0.2 and idle.seconds >= 0.3
 
 
+def test_recorded_steps_side_by_side_print_their_output_in_one_piece_each(
+    tmp_path: Path,
+) -> None:
+    """make test's chains run steps at the same time: each step's output comes out whole,
+    headed by its command, when it ends; not line by line mixed with the other's."""
+    record = tmp_path / "phases"
+    shown = tmp_path / "shown"
+    loops = {name: f"for i in 1 2 3; do echo {name}$i; sleep 0.1; done" for name in ("A", "B")}
+    with shown.open("ab") as out:
+        runs = [
+            subprocess.Popen(
+                [sys.executable, str(SCRIPTS / "phases.py"), "run", f"--file={record}", name]
+                + ["--", "sh", "-c", loop],
+                stdout=out,
+            )
+            for name, loop in loops.items()
+        ]
+        assert [r.wait() for r in runs] == [0, 0]
+    lines = shown.read_text().splitlines()
+    for name, loop in loops.items():
+        at = lines.index(f"sh -c '{loop}'")
+        assert lines[at + 1 : at + 4] == [f"{name}1", f"{name}2", f"{name}3"]
+
+
 def test_run_without_a_file_records_nothing(tmp_path: Path) -> None:
     done = script("run", "--file=", "lint", "--", "true")
     assert done.returncode == 0
