@@ -18,7 +18,7 @@ what was written, between 0 and `max_brightness`.
 from __future__ import annotations
 
 from roadtest.sweep.device import RegisterFile, RegisterPlan
-from roadtest.testing import LED, BoundDevice, I2CDevice, RoadtestSession, device_led
+from roadtest.testing import LED, BoundDevice, I2CDevice, RoadtestSession, device_led, wait_until
 
 SELECT = (0x00, 0x01, 0x02)  # bit 0 of each: the code of output P0, low bit first
 LED_ON = 0b100
@@ -56,16 +56,23 @@ def p0_code(model: RegisterFile) -> int:
     return sum((model.value(reg) & 1) << bit for bit, reg in enumerate(SELECT))
 
 
+def lit(guest: RoadtestSession, model: RegisterFile, code: int) -> None:
+    """P0's select code becomes `code`: the driver writes the registers from a work item,
+    after the write to brightness returned. The guest's time passes first (under simulated
+    time it stands still while the test works); then wait for the work's writes, which
+    under basic time-travel or a real clock can come later on a loaded host."""
+    guest.sleep(0.01)
+    wait_until(lambda: p0_code(model) == code, f"P0's select code {code}")
+
+
 def test_brightness_turns_output_p0_on_and_off(guest: RoadtestSession) -> None:
     with guest.bound(LEDS) as dev:
         top = led(dev).max_brightness
         led(dev).brightness = top
         assert led(dev).brightness == top
-        guest.sleep(0.01)  # the driver's work writes the registers
-        assert p0_code(dev.model) == LED_ON
+        lit(guest, dev.model, LED_ON)
         led(dev).brightness = 0
-        guest.sleep(0.01)  # the driver's work writes the registers
-        assert p0_code(dev.model) == LED_OFF
+        lit(guest, dev.model, LED_OFF)
 
 
 def test_unbind_with_the_led_on(guest: RoadtestSession) -> None:
@@ -74,7 +81,6 @@ def test_unbind_with_the_led_on(guest: RoadtestSession) -> None:
     for _ in range(3):
         with guest.bound(LEDS) as dev:
             led(dev).brightness = led(dev).max_brightness
-            guest.sleep(0.01)  # the driver's work writes the registers
-            assert p0_code(dev.model) == LED_ON
+            lit(guest, dev.model, LED_ON)
     with guest.bound(LEDS) as dev:
         assert led(dev).brightness == 0
