@@ -227,8 +227,9 @@ def _runner(kernel: Kernel, workdir: Path, progress: Callable[[str], None]) -> R
 def _kbuild(kernel: Kernel, tree: ModuleTree, root: Path, workdir: Path, runner: Runner) -> Path:
     """kbuild's M= build of `tree` (whose files are all under `root`), or the same module
     kept from an earlier build (module_cache); the .ko, checked to be for `kernel`."""
+    make_args = kernel.target.make_args()
     store = module_cache.cache_dir(kernel)
-    digest = module_cache.key(kernel, kernel.target.make_args(), root) if store else ""
+    digest = module_cache.key(kernel, make_args, root) if store else ""
     if store is not None and module_cache.fetch(store, digest, tree.ko):
         runner.note(f"{tree.name}.ko: kept from an identical build ({store / digest})")
     else:
@@ -237,7 +238,7 @@ def _kbuild(kernel: Kernel, tree: ModuleTree, root: Path, workdir: Path, runner:
                 "make",
                 "-C",
                 str(kernel.build_dir),
-                *kernel.target.make_args(),
+                *make_args,
                 f"M={tree.module_dir}",
                 f"-j{parallel_jobs()}",
                 "modules",

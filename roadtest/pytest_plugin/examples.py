@@ -19,6 +19,7 @@ failure however the test got there, and never trades it for a different one.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -154,20 +155,21 @@ class ExampleRunner:
         guest = self.session.ensure_guest()
         assert guest.console is not None
         log = self.new_log(guest)
-        agent = guest.agent
-        saved_timeout = agent.timeout
-        if saved_timeout is not None:  # None: a debugger holds the guest
-            agent.timeout = self.hang_limit
+        # None: a debugger holds the guest, nothing times out.
+        limit = (
+            contextlib.nullcontext()
+            if self.hang_limit is None
+            else self.session.hang_limit(self.hang_limit)
+        )
         failure: BaseException | None = None
         result = None
         try:
-            result = inner(*args, **kwargs)
+            with limit:
+                result = inner(*args, **kwargs)
         except (HypothesisException, StopTest, KeyboardInterrupt):
             raise  # Hypothesis's control flow (assume(), an overrun), the user's Ctrl-C
         except BaseException as exc:  # noqa: BLE001 - every exception is the example's verdict
             failure = exc
-        finally:
-            agent.timeout = saved_timeout
         verdict = self._verdict(guest, log, failure)
         self.stats.count(
             self.test_id,

@@ -17,9 +17,11 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
+from roadtest.arch.um import UM
 from roadtest.backend.i2c import I2CBus
 from roadtest.backend.i2c_transfer import I2CMessage, Transfer
 from roadtest.cli import main
+from roadtest.kernel import Kernel
 from roadtest.trace.format import Header
 
 
@@ -164,3 +166,20 @@ def drawn(strategy: st.SearchStrategy[T], n: int) -> list[T]:
 
     settings(STRATEGY_SETTINGS, max_examples=n)(draw)()
     return values
+
+
+def fake_kernel(build: Path, source: Path, recipe: str) -> Kernel:
+    """A kernel whose build directory `build` (made here, with an empty Module.symvers)
+    has a Makefile that runs `recipe` for `modules`: out-of-tree builds without a kernel."""
+    build.mkdir(parents=True)
+    (build / "Module.symvers").write_text("")
+    (build / "Makefile").write_text(f"modules:\n\t{recipe}\n")
+    return Kernel(
+        release="6.12.0-roadtest",
+        source_dir=source,
+        build_dir=build,
+        target=UM,
+        image=build / "vmlinux",
+        modules_dir=build.parent / "modules",
+        config=build / ".config",
+    )

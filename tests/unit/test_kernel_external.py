@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import make_ko
+from helpers import fake_kernel, make_ko
 
-from roadtest.arch.um import UM
 from roadtest.errors import RoadtestError
-from roadtest.kernel import Kernel
 from roadtest.kernel.external import (
     Composite,
     build_external_module,
@@ -209,27 +207,10 @@ def test_bad_source_paths(
         prepare_module_tree(tree, source, tmp_path / "out", runner)
 
 
-def fake_kernel(tmp_path: Path, tree: Path, recipe: str) -> Kernel:
-    """A kernel whose build directory's Makefile runs `recipe` for `modules`."""
-    build = tmp_path / "build"
-    build.mkdir()
-    (build / "Module.symvers").write_text("")
-    (build / "Makefile").write_text(f"modules:\n\t{recipe}\n")
-    return Kernel(
-        release="6.12.0-roadtest",
-        source_dir=tree,
-        build_dir=build,
-        target=UM,
-        image=build / "vmlinux",
-        modules_dir=tmp_path / "modules",
-        config=build / ".config",
-    )
-
-
 def test_the_build_runs_kbuild_on_the_module_directory(tree: Path, tmp_path: Path) -> None:
     prebuilt = make_ko(tmp_path / "prebuilt/widget.ko", "name=widget", "vermagic=6.12.0-roadtest")
     kernel = fake_kernel(
-        tmp_path,
+        tmp_path / "build",
         tree,
         f'echo "$(ARCH) $(M) $(MAKECMDGOALS)" > {tmp_path}/called && '
         f"cat $(M)/Kbuild >> {tmp_path}/called && cp {prebuilt} $(M)/widget.ko",
@@ -251,7 +232,7 @@ def test_a_source_of_a_module_of_several_objects_builds_that_module(
 ) -> None:
     prebuilt = make_ko(tmp_path / "prebuilt/widgets.ko", "name=widgets", "vermagic=6.12.0-roadtest")
     kernel = fake_kernel(
-        tmp_path,
+        tmp_path / "build",
         tree,
         f"cat $(M)/Kbuild > {tmp_path}/called && cp {prebuilt} $(M)/widgets.ko",
     )
@@ -269,7 +250,7 @@ def test_a_source_of_a_module_of_several_objects_builds_that_module(
 
 
 def test_a_failing_build_is_one_line_with_the_log(tree: Path, tmp_path: Path) -> None:
-    kernel = fake_kernel(tmp_path, tree, "@echo 'widget.c:5: error: boom'; exit 2")
+    kernel = fake_kernel(tmp_path / "build", tree, "@echo 'widget.c:5: error: boom'; exit 2")
     shown: list[str] = []
     with pytest.raises(RoadtestError) as info:
         build_external_module(kernel, DRIVER, tmp_path / "work", progress=shown.append)
@@ -283,20 +264,20 @@ def test_a_failing_build_is_one_line_with_the_log(tree: Path, tmp_path: Path) ->
 
 
 def test_a_build_that_makes_no_module(tree: Path, tmp_path: Path) -> None:
-    kernel = fake_kernel(tmp_path, tree, "@true")
+    kernel = fake_kernel(tmp_path / "build", tree, "@true")
     with pytest.raises(RoadtestError, match=r"made no .*widget\.ko; full log"):
         build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
 
 
 def test_a_module_for_another_kernel_is_refused(tree: Path, tmp_path: Path) -> None:
     prebuilt = make_ko(tmp_path / "prebuilt/widget.ko", "name=widget", "vermagic=6.1.0 SMP")
-    kernel = fake_kernel(tmp_path, tree, f"cp {prebuilt} $(M)/widget.ko")
+    kernel = fake_kernel(tmp_path / "build", tree, f"cp {prebuilt} $(M)/widget.ko")
     with pytest.raises(RoadtestError, match="vermagic '6.1.0 SMP' is not the guest kernel's"):
         build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
 
 
 def test_a_kernel_build_without_module_symvers(tree: Path, tmp_path: Path) -> None:
-    kernel = fake_kernel(tmp_path, tree, "@true")
+    kernel = fake_kernel(tmp_path / "build", tree, "@true")
     (kernel.build_dir / "Module.symvers").unlink()
     with pytest.raises(RoadtestError, match="no Module.symvers: run `roadtest build`"):
         build_external_module(kernel, DRIVER, tmp_path / "work", progress=lambda m: None)
@@ -305,7 +286,7 @@ def test_a_kernel_build_without_module_symvers(tree: Path, tmp_path: Path) -> No
 def test_a_module_of_ones_own_source_is_built_from_a_copy(tree: Path, tmp_path: Path) -> None:
     prebuilt = make_ko(tmp_path / "prebuilt/proof.ko", "name=proof", "vermagic=6.12.0-roadtest")
     kernel = fake_kernel(
-        tmp_path,
+        tmp_path / "build",
         tree,
         f'echo "$(M)" > {tmp_path}/called && cat $(M)/Kbuild >> {tmp_path}/called && '
         f"cp {prebuilt} $(M)/proof.ko",
@@ -324,7 +305,7 @@ def test_a_module_of_ones_own_source_is_built_from_a_copy(tree: Path, tmp_path: 
 
 @pytest.mark.parametrize("name", ["gone.c", "proof.h"])
 def test_ones_own_module_needs_a_c_file(tree: Path, tmp_path: Path, name: str) -> None:
-    kernel = fake_kernel(tmp_path, tree, "@true")
+    kernel = fake_kernel(tmp_path / "build", tree, "@true")
     (tmp_path / "proof.h").write_text("")
     with pytest.raises(RoadtestError, match=f"{name}: not a C source file"):
         build_own_module(kernel, tmp_path / name, tmp_path / "work", progress=lambda m: None)

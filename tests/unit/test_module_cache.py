@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import make_ko
+from helpers import fake_kernel, make_ko
 
-from roadtest.arch.um import UM
 from roadtest.kernel import Kernel, module_cache
 from roadtest.kernel.external import build_external_module, vermagic
 
@@ -29,24 +28,14 @@ def tree(tmp_path: Path) -> Path:
 def cached_kernel(tmp_path: Path, tree: Path) -> tuple[Kernel, Path]:
     """A kernel whose build is in a cache entry; the file counting its module builds."""
     entry = tmp_path / "cache/kernels/0123"
-    build = entry / "build"
-    build.mkdir(parents=True)
+    prebuilt = make_ko(tmp_path / "prebuilt/widget.ko", "name=widget", "vermagic=6.12.0-roadtest")
+    calls = tmp_path / "calls"
+    kernel = fake_kernel(entry / "build", tree, f"echo built >> {calls} && cp {prebuilt} $(M)/")
     (entry / "entry.json").write_text("{}")
+    build = kernel.build_dir
     (build / "Module.symvers").write_text("0x1 printk vmlinux EXPORT_SYMBOL\n")
     (build / "include/generated").mkdir(parents=True)
     (build / "include/generated/autoconf.h").write_text('#define CONFIG_CC_VERSION_TEXT "gcc"\n')
-    prebuilt = make_ko(tmp_path / "prebuilt/widget.ko", "name=widget", "vermagic=6.12.0-roadtest")
-    calls = tmp_path / "calls"
-    (build / "Makefile").write_text(f"modules:\n\techo built >> {calls} && cp {prebuilt} $(M)/\n")
-    kernel = Kernel(
-        release="6.12.0-roadtest",
-        source_dir=tree,
-        build_dir=build,
-        target=UM,
-        image=build / "vmlinux",
-        modules_dir=tmp_path / "modules",
-        config=build / ".config",
-    )
     return kernel, calls
 
 
