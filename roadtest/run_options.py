@@ -160,8 +160,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--roadtest-config",
         "append",
-        "every *.config under DIR is a config fragment of the run's kernel, after "
-        "roadtest's own (default, from the roadtest command: the directories of the tests "
+        "every *.config under DIR (not hidden, nor in a git or kernel tree below it) is a "
+        "config fragment of the run's kernel, after roadtest's own (default, from the "
+        "roadtest command: the directories of the tests "
         "it was given outside roadtest's checkout); may be repeated",
         metavar="DIR",
     ),

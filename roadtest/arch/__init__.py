@@ -14,6 +14,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+_NOT_BUILD_INPUTS = ("isa_ports",)
+
 
 @dataclass(frozen=True)
 class Target:
@@ -29,6 +31,11 @@ class Target:
     # os.uname().machine in the guest: the key of its syscall numbers and struct layouts in
     # roadtest.guest.abi (which the agent imports inside the guest, where this package is not).
     guest_machine: str
+    # Whether the machine has the legacy ISA I/O ports (a Super-I/O chip at 0x2e): QEMU's
+    # pc does. UML's HAS_IOPORT comes from PCI over virtio, and an inb() or outb() of an
+    # ISA port WARNs there (lib/logic_iomem.c). What the machine runs, not what is built:
+    # not in key_data.
+    isa_ports: bool = True
 
     def make_args(self) -> list[str]:
         """ARCH= and CROSS_COMPILE=, for every kbuild command of this target."""
@@ -39,5 +46,9 @@ class Target:
 
     def key_data(self) -> bytes:
         """What a kernel cache key takes from the target: two targets never share a build."""
-        fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
+        fields = {
+            k: str(v) if isinstance(v, Path) else v
+            for k, v in asdict(self).items()
+            if k not in _NOT_BUILD_INPUTS
+        }
         return json.dumps(fields, sort_keys=True).encode()

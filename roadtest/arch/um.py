@@ -17,4 +17,5 @@ UM = Target(
     image=Path("vmlinux"),
     # UML's uname reports its host's machine, and it uses the host's syscall table.
     guest_machine="x86_64",
+    isa_ports=False,
 )

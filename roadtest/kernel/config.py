@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,9 +43,29 @@ def config_fragments(
         raise RoadtestError(f"{base} not found: is {repo_root} a roadtest checkout?")
     fragments = [base]
     for top in (repo_root / "tests", *extra):
-        found = sorted(top.rglob("*.config"), key=lambda p: p.relative_to(top).as_posix())
-        fragments += [p for p in found if p.is_file() and p not in fragments]
+        found = sorted(fragments_under(top), key=lambda p: p.relative_to(top).as_posix())
+        fragments += [p for p in found if p not in fragments]
     return fragments
+
+
+def fragments_under(top: Path) -> list[Path]:
+    """The *.config files under `top`, but not those of another project below it: a test in
+    /tmp or a home directory must not take a kernel tree's arch/*/configs/*.config, a
+    clone's tests, or a build directory's .config (the kernel's whole configuration). So
+    hidden files and directories are skipped, and so is a directory under `top` that is a
+    git work tree or a kernel tree (a Kconfig file at its top)."""
+    found = []
+    for directory, subdirectories, files in os.walk(top):
+        here = Path(directory)
+        subdirectories[:] = [
+            d
+            for d in subdirectories
+            if not d.startswith(".")
+            and not (here / d / ".git").exists()
+            and not (here / d / "Kconfig").exists()
+        ]
+        found += [here / f for f in files if f.endswith(".config") and not f.startswith(".")]
+    return [p for p in found if p.is_file()]
 
 
 def _normalise(value: str) -> Value:

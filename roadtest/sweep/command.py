@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 TARGETS: tuple[Target, ...] = (UM, X86_64)
 # Bump when what the inventory computes changes: older cache files are then recomputed.
-CACHE_VERSION = 3  # 2: SPI drivers, a bus per driver; 3: their driver names
+CACHE_VERSION = 4  # 2: SPI drivers, a bus per driver; 3: their driver names; 4: port I/O
 
 
 # The parser class of the command's subparsers (roadtest.cli's own, whose errors are usage
@@ -269,7 +269,7 @@ def _sweep(args: argparse.Namespace, triage: Triage) -> int:
     if args.again and args.shard:
         todo = shard(todo, args.shard, key=lambda d: d.key)
     _say(f"sweep: {len(todo)} of {len(selected)} drivers to sweep (results: {results})")
-    # An I2C driver UML cannot build goes to the x86_64 machine, on a sweep kernel of its
+    # An I2C driver UML cannot build or run goes to the x86_64 machine, on a sweep kernel of its
     # own. An SPI one stays: QEMU's machine carries no virtio-spi device (machine/qemu.py),
     # so it is not built where it could be swept.
     elsewhere = [

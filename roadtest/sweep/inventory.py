@@ -50,9 +50,13 @@ class Driver:
     # The names of its bus's id table (i2c_device_id, spi_device_id); for an SPI driver
     # without one, its driver's name, which the SPI core matches a modalias against.
     ids: tuple[str, ...]
-    builds: dict[str, bool] = field(default_factory=dict)  # target name -> kconfig allows it
+    # target name -> kconfig allows it and the target's machine can run it
+    builds: dict[str, bool] = field(default_factory=dict)
     reason: str = ""  # why it is not built for some target (or has no symbol); "" if it is
     bus: str = "i2c"  # "i2c" or "spi"
+    # Its file does ISA port I/O whatever the config (isa_port_io): a machine without ISA
+    # ports (Target.isa_ports) cannot run it.
+    port_io: bool = False
 
     @property
     def key(self) -> str:
@@ -80,6 +84,7 @@ class Driver:
             builds={str(k): bool(v) for k, v in data["builds"].items()},
             reason=str(data["reason"]),
             bus=str(data.get("bus", "i2c")),
+            port_io=bool(data.get("port_io", False)),
         )
 
 
@@ -102,6 +107,41 @@ def strip_comments(text: str) -> str:
         return " " if lexeme.startswith("/") else lexeme
 
     return _LEXEMES.sub(keep_literals, text)
+
+
+# asm/io.h's port accessors (inb() .. outl(), their _p twins) and a Super-I/O region's
+# request; and the preprocessor lines that open, split and close a conditional block.
+_PORT_IO = re.compile(r"\b(?:(?:in|out)[bwl](?:_p)?|request_muxed_region)\s*\(")
+_IF_ISA = re.compile(
+    r"#\s*if(?:def\s+CONFIG_ISA|\s+defined\s*\(?\s*CONFIG_ISA|\s+IS_ENABLED\s*\(\s*CONFIG_ISA)\b"
+)
+_IFNDEF_ISA = re.compile(r"#\s*if(?:ndef\s+CONFIG_ISA|\s+!\s*defined\s*\(?\s*CONFIG_ISA)\b")
+_DIRECTIVE = re.compile(r"#\s*(if|ifdef|ifndef|elif|else|endif)\b")
+
+
+def isa_port_io(code: str) -> bool:
+    """Whether comment-free C code does port I/O outside its CONFIG_ISA blocks: lm78 and
+    w83781d keep their ISA probe under `#ifdef CONFIG_ISA`, which UML does not set;
+    dme1737 probes its Super-I/O ports at module init whatever the config."""
+    # One frame per open #if: whether it tests CONFIG_ISA, and whether its current branch
+    # is the one CONFIG_ISA=y compiles.
+    frames: list[tuple[bool, bool]] = []
+    for line in code.splitlines():
+        directive = _DIRECTIVE.match(line.strip())
+        if directive is None:
+            if not any(isa for tests, isa in frames if tests) and _PORT_IO.search(line):
+                return True
+            continue
+        word = directive.group(1)
+        if word in ("if", "ifdef", "ifndef"):
+            positive, negative = _IF_ISA.match(line.strip()), _IFNDEF_ISA.match(line.strip())
+            frames.append((bool(positive or negative), bool(positive)))
+        elif frames and word in ("else", "elif"):
+            tests, isa = frames[-1]
+            frames[-1] = (tests, tests and not isa and word == "else")
+        elif frames and word == "endif":
+            frames.pop()
+    return False
 
 
 def defines_driver(code: str, bus: str) -> bool:
@@ -489,6 +529,7 @@ def _driver(tree: Path, source: str, code: str, defines: Mapping[str, str], bus:
         {},
         reason,
         bus,
+        isa_port_io(code),
     )
 
 

@@ -558,7 +558,8 @@ def _causes(
 class Outcome:
     """What kconfig makes of the drivers for one target."""
 
-    builds: dict[str, bool]  # driver source -> its symbol and conditions survive
+    # driver source -> its symbol and conditions survive (and the machine can run it)
+    builds: dict[str, bool]
     reasons: dict[str, str]  # driver source -> why not
 
 
@@ -638,9 +639,10 @@ def buildability(
             progress(f"sweep: kconfig for {target.name} (olddefconfig in {scratch})")
             kconfig = KconfigTree(tree, kconfig_macros(target))
             files += kconfig.files
-            results[target.name] = _target_outcome(
+            outcome = _target_outcome(
                 tree, drivers, target, kconfig, repo_root, runner, Path(scratch) / target.name
             )
+            results[target.name] = machine_limits(outcome, drivers, target)
     return [_with_outcomes(d, results) for d in drivers], list(dict.fromkeys(files))
 
 
@@ -684,6 +686,17 @@ def _target_outcome(
             reasons[source] = f"either/or with {either}: not in the same kernel"
         else:
             reasons[source] = f"{alone.reasons[source]}; and either/or with {either}"
+    return Outcome(builds, reasons)
+
+
+def machine_limits(outcome: Outcome, drivers: Sequence[Driver], target: Target) -> Outcome:
+    """The outcome with the drivers kconfig builds but the target's machine cannot run taken
+    out, with the reason: ISA port I/O where the machine has no ISA ports."""
+    builds, reasons = dict(outcome.builds), dict(outcome.reasons)
+    for driver in drivers:
+        if builds.get(driver.source) and driver.port_io and not target.isa_ports:
+            builds[driver.source] = False
+            reasons[driver.source] = "does ISA port I/O outside CONFIG_ISA code: no ISA ports"
     return Outcome(builds, reasons)
 
 

@@ -71,6 +71,21 @@ def test_their_fragments_come_after_roadtests_own(tmp_path: Path) -> None:
     assert config_fragments(REPO, UM) == fragments[:-2]
 
 
+def test_their_fragments_are_not_another_projects_below_them(tmp_path: Path) -> None:
+    mine = own_tests(tmp_path)
+    (mine / ".config").write_text("CONFIG_UML=y\n")  # a kernel build's whole configuration
+    for other in (".venv/lib/x.config", "clone/tests/y.config", "linux/arch/x86/configs/z.config"):
+        (mine / other).parent.mkdir(parents=True, exist_ok=True)
+        (mine / other).write_text("CONFIG_IIO=m\n")
+    (mine / "clone" / ".git").mkdir()
+    (mine / "linux" / "Kconfig").write_text('source "arch/Kconfig"\n')
+    assert config_fragments(REPO, UM, [mine])[-2:] == [
+        mine / "chip.config",
+        mine / "sub" / "more.config",
+    ]
+    assert len(config_fragments(REPO, UM, [mine])) == len(config_fragments(REPO, UM)) + 2
+
+
 def test_a_main_kernel_with_the_users_fragments_is_a_build_of_its_own(tmp_path: Path) -> None:
     mine = own_tests(tmp_path)
     assert MAIN.build_variant(REPO, UM) is None  # the cache's main kernel

@@ -23,6 +23,7 @@ from roadtest.sweep.inventory import (
     defines_i2c_driver,
     directory_conditions,
     i2c_id_names,
+    isa_port_io,
     module_of,
     of_compatibles,
     parse_kbuild,
@@ -33,6 +34,8 @@ from roadtest.sweep.inventory import (
 from roadtest.sweep.kconfig import (
     Evaluator,
     KconfigTree,
+    Outcome,
+    machine_limits,
     parse_expr,
     requests,
     show,
@@ -303,6 +306,64 @@ def test_a_driver_survives_json(tree: Path) -> None:
     driver = Driver("drivers/a/b.c", "a", "drivers/a/b.ko", "B", ("A",), ("v,b",), ("b",))
     driver = Driver(**{**driver.__dict__, "builds": {"um": True}, "reason": "why"})
     assert Driver.from_json(json.loads(json.dumps(driver.as_json()))) == driver
+    driver = replace(driver, port_io=True)
+    assert Driver.from_json(json.loads(json.dumps(driver.as_json()))) == driver
+
+
+# --- ISA port I/O: what UML's machine cannot run ----------------------------------------
+
+SUPERIO_AT_INIT = """
+static inline void superio_outb(int ioreg, int reg, int val)
+{
+	outb(reg, ioreg);
+	outb(val, ioreg + 1);
+}
+static int __init dme_init(void) { superio_outb(0x2e, 0x07, 0x0a); return 0; }
+"""
+UNDER_CONFIG_ISA = """
+#ifdef CONFIG_ISA
+static int lm_isa_read(int addr) { outb_p(0x40, addr); return inb_p(addr + 1); }
+#else
+static int lm_isa_read(int addr) { return 0; }
+#endif
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "does"),
+    [
+        (SUPERIO_AT_INIT, True),
+        (UNDER_CONFIG_ISA, False),
+        (UNDER_CONFIG_ISA.replace("#ifdef CONFIG_ISA", "#if IS_ENABLED(CONFIG_ISA)"), False),
+        (UNDER_CONFIG_ISA.replace("#ifdef CONFIG_ISA", "#if defined(CONFIG_ISA)"), False),
+        # The other branch of the test is what a kernel without ISA compiles.
+        (UNDER_CONFIG_ISA.replace("return 0;", "return inb(addr);"), True),
+        ("#ifndef CONFIG_ISA\nstatic int f(void) { return inw(0x60); }\n#endif\n", True),
+        ("#ifndef CONFIG_ISA\n#else\nstatic int f(void) { return inw(0x60); }\n#endif\n", False),
+        # A block nested in the ISA one ends without ending it.
+        ("#ifdef CONFIG_ISA\n#if X\n#endif\noutl(1, 2);\n#endif\n", False),
+        ("#if X\noutl(1, 2);\n#endif\n", True),
+        ("static int pinb(int x); u8 v = readb(p); int r = request_region(0x2e, 2, n);", False),
+        ("if (!request_muxed_region(0x2e, 2, DRVNAME)) return -EBUSY;", True),
+    ],
+)
+def test_isa_port_io_outside_config_isa(code: str, does: bool) -> None:
+    assert isa_port_io(code) is does
+
+
+def test_a_machine_without_isa_ports_does_not_run_port_io() -> None:
+    from roadtest.arch.um import UM
+    from roadtest.arch.x86_64 import X86_64
+
+    ports = Driver("drivers/hwmon/d.c", "hwmon", "", "D", (), (), ("d",), port_io=True)
+    plain = Driver("drivers/hwmon/p.c", "hwmon", "", "P", (), (), ("p",))
+    unbuilt = Driver("drivers/hwmon/u.c", "hwmon", "", "U", (), (), ("u",), port_io=True)
+    outcome = Outcome({ports.source: True, plain.source: True, unbuilt.source: False}, {})
+    on_um = machine_limits(outcome, [ports, plain, unbuilt], UM)
+    assert on_um.builds == {ports.source: False, plain.source: True, unbuilt.source: False}
+    assert "ISA port I/O" in on_um.reasons[ports.source]
+    assert unbuilt.source not in on_um.reasons  # kconfig's own reason is the one to give
+    assert machine_limits(outcome, [ports, plain, unbuilt], X86_64) == outcome
 
 
 # --- the Kconfig language ---------------------------------------------------------------
