@@ -15,8 +15,16 @@ import errno
 import pytest
 
 from roadtest.fuzz.events import Pass, TransferFails
-from roadtest.models.hdc100x import HDC100x
-from roadtest.testing import BindError, I2CDevice, RoadtestSession, read_float, read_int
+from roadtest.models.hdc100x import HDC100x, temperature_code
+from roadtest.testing import (
+    BindError,
+    BufferedCapture,
+    I2CDevice,
+    RoadtestSession,
+    SysfsTrigger,
+    read_float,
+    read_int,
+)
 
 SENSOR = I2CDevice(
     compatible="ti,hdc1080",
@@ -56,6 +64,25 @@ def test_a_nacked_result_read_is_an_error(guest: RoadtestSession) -> None:
                 read_int(raw)
             assert raised.value.errno == errno.EIO
             assert read_int(raw) == 0x8000
+
+
+def test_a_nacked_buffered_read_pushes_no_scan(guest: RoadtestSession) -> None:
+    """The triggered buffer's read of both results not acknowledged: no scan is pushed
+    for that trigger, not the scan buffer's old contents (kernel-patches/iio/0031); the
+    next trigger's scan is the measurement. The transfers before it: the probe's three,
+    the buffer's enable (MODE 1, both results), the trigger's pointer write."""
+    with guest.device_events([Pass(PROBE_TRANSFERS + 2), TransferFails(at_message=0)]):
+        with guest.bound(SENSOR) as dev, SysfsTrigger(guest.agent) as trigger:
+            dev.model.temperature, dev.model.humidity = 25.0, 50.0
+            channel = dev.path.only("iio:device*")
+            elements = ["in_temp", "in_humidityrelative"]
+            with BufferedCapture(channel, elements, trigger=trigger.name) as capture:
+                trigger.fire()  # its read NACKed
+                guest.sleep(0.05)  # past its handler's 14.85 ms wait, and the read
+                trigger.fire()
+                (scan,) = capture.read()
+            assert scan["in_temp"] == temperature_code(25.0)
+            assert scan["in_humidityrelative"] == 0x8000
 
 
 @pytest.mark.parametrize("nacked", range(PROBE_TRANSFERS))
