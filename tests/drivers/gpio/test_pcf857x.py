@@ -284,26 +284,26 @@ def test_lines_initial_states_reach_the_chip_with_the_first_write(
 ) -> None:
     with guest.bound(PRESET) as dev, GpioChip(dev.path) as chip:
         model = dev.model
-        assert model.writes == []
+        # The probe's one write: P0 and P2 low from the property, the rest inputs.
+        assert model.writes == [0xFF & ~INITIAL_LOW]
         with chip.request_output({7: 0}):
-            # P0 and P2 low from the property, P7 low as asked, the rest inputs.
+            # P0 and P2 stay low, P7 low as asked, the rest inputs.
             assert model.last_write() == 0xFF & ~INITIAL_LOW & ~(1 << 7)
         with chip.request_input([0]) as lines:
             assert model.latch == 0xFF & ~(1 << 2) & ~(1 << 7)
             assert lines.get_value(0) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nxp,pcf8575.yaml: a line whose lines-initial-states bit is 1 'will be "
-    "initialized to the low-level output state'; pcf857x_probe() only records it in its "
-    "software latch and writes nothing, so the chip keeps its power-on latches (all 1, "
-    "datasheet Power-on reset) and the pin reads high until an unrelated write",
-)
 def test_lines_initial_states_low_after_probe(guest: RoadtestSession) -> None:
+    """nxp,pcf8575.yaml: a line whose lines-initial-states bit is 1 "will be initialized
+    to the low-level output state". The chip powers up with every latch 1 (datasheet,
+    Power-on reset), so the probe must write the latch, and the line is an output.
+    Before kernel-patches/gpio/0003 the probe only recorded the property in its software
+    latch: the pin stayed high until an unrelated write, and the line read as an input."""
     with guest.bound(PRESET) as dev, GpioChip(dev.path) as chip:
         assert dev.model.latch & INITIAL_LOW == 0
         assert chip.line_info(0).is_output
+        assert not chip.line_info(1).is_output
 
 
 def test_unbind_with_lines_requested(guest: RoadtestSession) -> None:
