@@ -323,16 +323,20 @@ def test_unbind_with_lines_requested(guest: RoadtestSession) -> None:
         outputs.release()
 
 
-# UML's interrupt descriptors are static (no SPARSE_IRQ): there the double free WARNs.
-# x86_64's are freed with the mapping, and free_irq() of a number without a descriptor
+# gpiochip_remove() frees the interrupts still requested on its lines on their users'
+# behalf (gpiochip_free_remaining_irqs(), ec8b6f55b981 "gpio: free irqs that are still
+# requested when the chip is being removed", in 6.12.y), the cdev's edge detector's among
+# them, then disposes of the mappings. The cdev does not know: closing the request frees
+# the IRQ again (edge_detector_stop()). UML's interrupt descriptors are static (no
+# SPARSE_IRQ): the descriptor is still there, without an action, and free_irq() WARNs.
+# x86_64's was freed with the mapping, and free_irq() of a number without a descriptor
 # returns quietly, so the same sequence passes there.
 @pytest.mark.xfail(
     "config.getoption('--roadtest-machine') in (None, 'um')",
     strict=True,
-    reason="gpiolib, not this driver: gpiochip_remove() -> gpiochip_irqchip_remove() "
-    "disposes of the nested interrupt's mapping while the cdev's edge detector still "
-    "has it requested; releasing the request then frees a freed IRQ (WARNING in "
-    "free_irq(): 'Trying to free already-free IRQ')",
+    reason="gpiolib, not this driver: gpiochip_remove() -> gpiochip_free_remaining_irqs() "
+    "frees the IRQ the cdev's edge detector requested; releasing the request then frees "
+    "it again: edge_detector_stop() -> free_irq() WARNs 'Trying to free already-free IRQ'",
 )
 def test_unbind_with_an_edge_request(guest: RoadtestSession) -> None:
     with guest.bound(EXPANDER) as dev, GpioChip(dev.path) as chip:
