@@ -201,14 +201,13 @@ def test_wide_edge_event_on_port_1(guest: RoadtestSession) -> None:
             assert (event.id, event.offset) == (EventId.FALLING_EDGE, 15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gpio-pcf857x's irq_chip has no irq_set_type and its handler reports every "
-    "change of an enabled pin: INT fires on 'any rising or falling edge' (datasheet, "
-    "Interrupt output), so only the driver can tell the edges apart, and a rising-edge "
-    "request gets the pin's fall, reported by the cdev as a rising edge",
-)
 def test_rising_edge_request_ignores_a_fall(guest: RoadtestSession) -> None:
+    """INT is asserted on "any rising or falling edge of the port inputs" (datasheet,
+    Interrupt output (INT)): only the driver, reading the port, tells the edges apart,
+    and a line requested for rising edges (GPIO_V2_LINE_FLAG_EDGE_RISING) gets no event
+    when its pin falls. Before kernel-patches/gpio/0004 the irq_chip had no irq_set_type
+    and every change was reported, the fall as a rising edge (the cdev reads no level
+    for a request of one edge)."""
     with guest.bound(EXPANDER) as dev, GpioChip(dev.path) as chip:
         with chip.request_input([3], edges=LineFlag.EDGE_RISING) as lines:
             dev.model.pins = 0xFF & ~(1 << 3)  # P3 falls
@@ -284,26 +283,25 @@ def test_lines_initial_states_reach_the_chip_with_the_first_write(
 ) -> None:
     with guest.bound(PRESET) as dev, GpioChip(dev.path) as chip:
         model = dev.model
-        assert model.writes == []
+        # The probe's one write: P0 and P2 low from the property, the rest inputs.
+        assert model.writes == [0xFF & ~INITIAL_LOW]
         with chip.request_output({7: 0}):
-            # P0 and P2 low from the property, P7 low as asked, the rest inputs.
+            # P0 and P2 stay low, P7 low as asked, the rest inputs.
             assert model.last_write() == 0xFF & ~INITIAL_LOW & ~(1 << 7)
         with chip.request_input([0]) as lines:
             assert model.latch == 0xFF & ~(1 << 2) & ~(1 << 7)
             assert lines.get_value(0) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nxp,pcf8575.yaml: a line whose lines-initial-states bit is 1 'will be "
-    "initialized to the low-level output state'; pcf857x_probe() only records it in its "
-    "software latch and writes nothing, so the chip keeps its power-on latches (all 1, "
-    "datasheet Power-on reset) and the pin reads high until an unrelated write",
-)
 def test_lines_initial_states_low_after_probe(guest: RoadtestSession) -> None:
-    with guest.bound(PRESET) as dev, GpioChip(dev.path) as chip:
+    """nxp,pcf8575.yaml: a line whose lines-initial-states bit is 1 "will be initialized
+    to the low-level output state". The chip powers up with every latch 1 (datasheet,
+    Power-on reset), so the probe must write the latch. Before kernel-patches/gpio/0003
+    the probe only recorded the property in its software latch: the pin stayed high until
+    an unrelated write. (gpiolib still shows the line as an input: the driver has no
+    get_direction(), and one reading the latch would show a line set high as an input.)"""
+    with guest.bound(PRESET) as dev:
         assert dev.model.latch & INITIAL_LOW == 0
-        assert chip.line_info(0).is_output
 
 
 def test_unbind_with_lines_requested(guest: RoadtestSession) -> None:
@@ -324,16 +322,20 @@ def test_unbind_with_lines_requested(guest: RoadtestSession) -> None:
         outputs.release()
 
 
-# UML's interrupt descriptors are static (no SPARSE_IRQ): there the double free WARNs.
-# x86_64's are freed with the mapping, and free_irq() of a number without a descriptor
+# gpiochip_remove() frees the interrupts still requested on its lines on their users'
+# behalf (gpiochip_free_remaining_irqs(), ec8b6f55b981 "gpio: free irqs that are still
+# requested when the chip is being removed", in 6.12.y), the cdev's edge detector's among
+# them, then disposes of the mappings. The cdev does not know: closing the request frees
+# the IRQ again (edge_detector_stop()). UML's interrupt descriptors are static (no
+# SPARSE_IRQ): the descriptor is still there, without an action, and free_irq() WARNs.
+# x86_64's was freed with the mapping, and free_irq() of a number without a descriptor
 # returns quietly, so the same sequence passes there.
 @pytest.mark.xfail(
     "config.getoption('--roadtest-machine') in (None, 'um')",
     strict=True,
-    reason="gpiolib, not this driver: gpiochip_remove() -> gpiochip_irqchip_remove() "
-    "disposes of the nested interrupt's mapping while the cdev's edge detector still "
-    "has it requested; releasing the request then frees a freed IRQ (WARNING in "
-    "free_irq(): 'Trying to free already-free IRQ')",
+    reason="gpiolib, not this driver: gpiochip_remove() -> gpiochip_free_remaining_irqs() "
+    "frees the IRQ the cdev's edge detector requested; releasing the request then frees "
+    "it again: edge_detector_stop() -> free_irq() WARNs 'Trying to free already-free IRQ'",
 )
 def test_unbind_with_an_edge_request(guest: RoadtestSession) -> None:
     with guest.bound(EXPANDER) as dev, GpioChip(dev.path) as chip:
