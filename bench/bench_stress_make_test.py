@@ -13,6 +13,7 @@ failure and on Ctrl-C too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import statistics
@@ -59,10 +60,36 @@ def make_test(log: Path) -> tuple[bool, float]:
     """One `make test` in the repository: (passed, wall seconds); its output goes to `log`."""
     start = time.monotonic()
     with log.open("wb") as out:
-        status = subprocess.run(
-            ["make", "test"], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out
-        ).returncode
+        # Its own process group, stopped whole when we are: subprocess.run's own clean-up
+        # kills make alone and leaves its guests and builds running.
+        proc = subprocess.Popen(
+            ["make", "test"],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
+        try:
+            status = proc.wait()
+        except BaseException:
+            stop_group(proc)
+            raise
     return status == 0, time.monotonic() - start
+
+
+def stop_group(proc: subprocess.Popen[bytes], grace: float = 60.0) -> None:
+    """SIGTERM to the process group (roadtest stops its guests on it), SIGKILL after
+    `grace` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def _terminated(signum: int, frame: FrameType | None) -> None:
