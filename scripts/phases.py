@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import IO
@@ -50,6 +50,7 @@ class Phase:
     seconds: float
     start: float  # epoch seconds
     cpu: float | None = None  # user and system seconds of the command's processes
+    runs: int = 1  # the records folded into this one (fold)
 
     @property
     def failed(self) -> bool:
@@ -183,6 +184,25 @@ def shared(phase: Phase, phases: list[Phase]) -> Phase | None:
     return None
 
 
+def fold(phases: list[Phase]) -> list[Phase]:
+    """One row for a phase a lane ran more than once with the same status (each of its
+    chains checks the kernel it needs): the first start, the longest time, the CPU of all."""
+    folded: dict[tuple[str, str, str], Phase] = {}
+    for p in sorted(phases, key=lambda p: p.start):
+        first = folded.get((p.lane, p.name, p.status))
+        if first is None:
+            folded[(p.lane, p.name, p.status)] = p
+            continue
+        cpus = [c for c in (first.cpu, p.cpu) if c is not None]
+        folded[(p.lane, p.name, p.status)] = replace(
+            first,
+            seconds=max(first.seconds, p.seconds),
+            cpu=sum(cpus) if cpus else None,
+            runs=first.runs + 1,
+        )
+    return list(folded.values())
+
+
 def table(
     started: float | None, phases: list[Phase], now: float, expect: Sequence[tuple[str, str]] = ()
 ) -> tuple[str, bool]:
@@ -201,17 +221,20 @@ def table(
     lanes += [lane for lane, _ in missing if lane not in lanes]
     width = max(len("phase"), *(len(p.name) for p in phases), *(len(n) for _, n in missing))
     lane_width = max(len("lane"), *(len(lane) for lane in lanes))
-    failed = [f"{p.lane}/{p.name}" for p in phases if p.failed]
+    failed = [f"{p.lane}/{p.name}" for p in fold(phases) if p.failed]
     head = (
         f"{'lane':<{lane_width}}  {'phase':<{width}}  {'start':>7}  {'time':>7}  {'cpu':>7}  status"
     )
     rows = [f"make test: phases in {clock(now - origin)} (wall time)", head]
+    rows_of = fold(phases)
     for lane in lanes:
         mine = sorted((p for p in phases if p.lane == lane), key=lambda p: p.start)
-        for p in mine:
+        for p in sorted((p for p in rows_of if p.lane == lane), key=lambda p: p.start):
             status = "ok" if not p.failed else f"FAILED ({p.status})"
             other = shared(p, phases)
-            note = f"  (with {other.lane}'s: one built it, one waited)" if other else ""
+            notes = [f"{p.runs} runs: each chain checks it"] if p.runs > 1 else []
+            notes += [f"with {other.lane}'s: one built it, one waited"] if other else []
+            note = f"  ({'; '.join(notes)})" if notes else ""
             cpu = "-" if p.cpu is None else clock(p.cpu)
             rows.append(
                 f"{lane:<{lane_width}}  {p.name:<{width}}  {clock(p.start - origin):>7}"
@@ -241,7 +264,7 @@ def table(
     if missing:
         rows.append(f"not run: {', '.join(f'{lane}/{name}' for lane, name in missing)}")
     if not failed and not missing:
-        rows.append(f"all {len(phases)} phases passed")
+        rows.append(f"all {len(rows_of)} phases passed")
     return "\n".join(rows) + "\n", not failed and not missing
 
 

@@ -137,6 +137,29 @@ def test_the_table_lists_each_lane_in_order_with_its_failures() -> None:
     assert lines[-1] == "FAILED: x86_64/x86_64-run"
 
 
+def test_a_phase_each_chain_of_a_lane_ran_is_one_row() -> None:
+    t0 = 1_000_000.0
+    recorded = [
+        Phase("um", "kernel", "ok", 3.0, t0 + 5, 1.0),
+        Phase("um", "kernel", "ok", 2.0, t0 + 5.5, 0.5),
+        Phase("um", "lint", "ok", 60.0, t0 + 9, 50.0),
+        Phase("um", "kernel-sanitizers", "ok", 1.0, t0 + 70, 0.2),
+        Phase("um", "kernel-sanitizers", "exit=2", 1.0, t0 + 80, 0.2),
+    ]
+    out, passed = phases.table(t0, recorded, now=t0 + 100)
+    assert not passed
+    rows = [line.split()[:3] for line in out.splitlines()[2:] if line.startswith("um ")]
+    assert rows == [
+        ["um", "kernel", "0:05"],
+        ["um", "lint", "0:09"],
+        ["um", "kernel-sanitizers", "1:10"],
+        ["um", "kernel-sanitizers", "1:20"],  # not folded: another status
+        ["um", "(lane)", "1:16"],
+    ]
+    assert "(2 runs: each chain checks it)" in out.splitlines()[2]
+    assert out.splitlines()[-1] == "FAILED: um/kernel-sanitizers"
+
+
 def test_a_table_that_passed() -> None:
     recorded = [Phase("um", "lint", "ok", 3600 + 62, 0.0)]
     out, passed = phases.table(None, recorded, now=4000.0)
