@@ -249,12 +249,14 @@ def test_too_long_a_blink_is_replaced_and_reported(guest: RoadtestSession, devic
         assert_blinks_as_read_back(dev, output, delays)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="pca963x_blink_set() truncates the period to a GRPFREQ step and the time on to "
+    "a GRPPWM step but hands back the delays it was given: 100 + 100 ms reads back so while "
+    "the chip blinks (3 + 1) / 24 s = 166.7 ms, 83.3 ms on (PCA9633 7.3.4-7.3.5; leds.h: "
+    "blink_set 'should adjust the timings ... if it can't match the values specified')",
+)
 def test_delays_read_back_what_the_chip_blinks(guest: RoadtestSession) -> None:
-    """include/linux/leds.h: blink_set "should adjust the timings ... if it can't match
-    the values specified exactly". 200 ms is no period of the chip's ((GRPFREQ + 1) / 24
-    s, PCA9633 7.3.5; the time on GRPPWM / 256 of it, 7.3.4): delay_on/delay_off read
-    back the blink the registers make. Before kernel-patches/leds/0009 they read back 100
-    and 100 while the chip blinked 166.7 ms (GRPFREQ 3), 83.3 ms of it on."""
     with guest.bound(PCA9634_LEDS) as dev:
         delays = led(dev, 0).blink(100, 100)
         assert_blinks_as_read_back(dev, 0, delays)
