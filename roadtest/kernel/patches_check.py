@@ -338,16 +338,31 @@ def check_patch(
             if sanitizers and sanitizer_kernel is None:
                 raise RoadtestError("its reproducer boots the sanitizer kernel, not given")
             against = sanitizer_kernel() if sanitizers and sanitizer_kernel else kernel
-            kos = [
-                build_module(
-                    against,
-                    source,
-                    workdir / "without" / Path(source).stem,
-                    [patch.path],
-                    extras[source],
-                )
-                for source in modules
-            ]
+            kos, before = [], False
+            for source in modules:
+                try:
+                    ko = build_module(
+                        against,
+                        source,
+                        workdir / "without" / Path(source).stem,
+                        [patch.path],
+                        extras[source],
+                    )
+                except RoadtestError:
+                    # A later patch of the file overlaps it (its context is this patch's
+                    # lines): the module as it was right before the patch, without them too.
+                    later = later_patches_of(source, patches, index)
+                    if not later:
+                        raise
+                    ko = build_module(
+                        against,
+                        source,
+                        workdir / "before" / Path(source).stem,
+                        [*later, patch.path],
+                        extras[source],
+                    )
+                    before = True
+                kos.append(ko)
         except RoadtestError as err:
             verdict.without = f"cannot take it back out: {err}"
             verdict.problems.append(f"without: {err}")
@@ -360,6 +375,11 @@ def check_patch(
                 if status == FAILED
                 else f"exit status {status}, not {FAILED} (tests failed); log: {log}"
             )
+            if before:
+                verdict.without += (
+                    " (the module as it was before the patch: a later patch of the file "
+                    "overlaps it, so it cannot be taken out alone)"
+                )
             if status != FAILED:
                 verdict.problems.append(f"without: {verdict.without}")
     elif built_in:

@@ -202,6 +202,35 @@ def test_a_fix_proven_by_its_test(tmp_path: Path) -> None:
     assert report([verdict], 1.0).splitlines()[0] == "ok   p/0001.patch (0 s)"
 
 
+def test_a_fix_a_later_patch_overlaps_is_proven_on_the_module_before_it(tmp_path: Path) -> None:
+    patches, _ = series(tmp_path)
+    fakes = Fakes(tmp_path)
+    built = fakes.build_module
+
+    def overlapped(
+        kernel: Kernel, source: str, workdir: Path, reverse: Sequence[Path], extra: Sequence[str]
+    ) -> Path:
+        if [p.name for p in reverse] == ["0001.patch"]:
+            raise RoadtestError("0001.patch cannot be taken back out of drivers/foo/foo.c")
+        return built(kernel, source, workdir, reverse, extra)
+
+    verdict = check_patch(
+        patches,
+        0,
+        fakes.kernel,
+        tmp_path / "work",
+        "ok",
+        build_module=overlapped,
+        run_tests=fakes.run_tests,
+        checkpatch=lambda _: (0, "total: 0 errors\n"),
+    )
+    assert verdict.ok, verdict.problems
+    assert fakes.builds[-1] == ("before", ["0002.patch", "0001.patch"])
+    assert verdict.without.startswith("fails, as it must (the module as it was before")
+    ko = tmp_path / "work/01-0001/before/foo/foo.ko"
+    assert fakes.runs[0][0] == f"--roadtest-module={ko}"
+
+
 def test_a_test_that_passes_without_the_fix_proves_nothing(tmp_path: Path) -> None:
     patches, _ = series(tmp_path)
     verdict = Fakes(tmp_path, without=PASSED).check(patches, 1)
