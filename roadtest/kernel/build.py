@@ -479,19 +479,23 @@ def _discard(entry: Entry, damaged: verify.Found | None) -> None:
         os.close(fd)
 
 
-def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runner) -> Entry | None:
-    """Start from the closest complete build of the same source and target: kbuild then
-    rebuilds only what the config change touches. Copied, not moved: other processes may
-    be using that build."""
+def _seed_build_dir(
+    layout: Layout, entry: Entry, inputs: _Inputs, runner: Runner, source_dir: Path
+) -> tuple[Entry, str] | None:
+    """Start from the closest complete build of the same target, and what it is: kbuild
+    then rebuilds only what the config change touches. The same source first; else, for
+    Debian's tarball, a build of it with another patch series (a patch added, changed or
+    dropped), whose source tree differs in a few files (transplant.retime_for). Copied,
+    not moved: other processes may be using that build."""
     candidates = [
         e
         for e in layout.entries()
         if e.path != entry.path
         and e.stamp.is_file()
-        and e.source_key() == inputs.source_key
         and e.target() == inputs.target.name  # another ARCH's objects are all rebuilt
     ]
-    for previous in sorted(candidates, key=lambda e: closeness(e, inputs), reverse=True):
+    same = [e for e in candidates if e.source_key() == inputs.source_key]
+    for previous in sorted(same, key=lambda e: closeness(e, inputs), reverse=True):
         fd = cache.try_lock(layout.entry_lock(previous), shared=True)
         if fd is None:
             continue  # another process is building it again: its directory is changing
@@ -501,7 +505,25 @@ def _seed_build_dir(layout: Layout, entry: Entry, inputs: _Inputs, runner: Runne
             copied = transplant.copy_build(previous.build_dir, entry.build_dir, {}, runner)
         finally:
             os.close(fd)
-        return previous if copied else None
+        return (previous, "same source") if copied else None
+    if inputs.identity is None:
+        return None  # a user's tree: its files' times are not ours to change
+    series = [e for e in candidates if cache.read_stamp_field(e, "source") == inputs.source]
+    for previous in sorted(series, key=lambda e: closeness(e, inputs), reverse=True):
+        old_src = cache.read_stamp_field(previous, "source_dir")
+        if not isinstance(old_src, str) or not Path(old_src).is_dir():
+            continue
+        fd = cache.try_lock(layout.entry_lock(previous), shared=True)
+        if fd is None:
+            continue
+        try:
+            _, touched = transplant.retime_for(Path(old_src), source_dir)
+            moves = {Path(old_src): source_dir}
+            copied = transplant.copy_build(previous.build_dir, entry.build_dir, moves, runner)
+        finally:
+            os.close(fd)
+        what = f"another patch series: {touched} source file{'s' if touched != 1 else ''} differ"
+        return (previous, what) if copied else None
     return None
 
 
@@ -590,9 +612,10 @@ def _build(
                 progress,
             )
     if seed and not entry.build_dir.is_dir():
-        previous = _seed_build_dir(layout, entry, inputs, runner)
-        if previous is not None:
-            progress(f"kernel: starting from the build in {previous.path} (same source)")
+        seeded = _seed_build_dir(layout, entry, inputs, runner, source_dir)
+        if seeded is not None:
+            previous, what = seeded
+            progress(f"kernel: starting from the build in {previous.path} ({what})")
         entry.build_dir.mkdir(exist_ok=True)
 
     target = inputs.target

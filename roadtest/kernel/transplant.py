@@ -1,6 +1,6 @@
 """A kernel build directory carried to another place: a copy of a cache entry's build for
-a new entry (same source, another build path), or for a bisection's clone (another copy
-of the same source).
+a new entry (the same source, another build path; or the same tarball with another patch
+series: `retime_for`), or for a bisection's clone (another copy of the same source).
 
 kbuild decides what to remake from two things, and a copy must keep both true:
 - the command lines in each object's .cmd file, which name the source tree (and, for the
@@ -85,6 +85,46 @@ def align_times(old_src: Path, new_src: Path, names: Iterable[str]) -> None:
     for name in names:
         times = (old_src / name).stat()
         os.utime(new_src / name, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
+def retime_for(old_src: Path, new_src: Path) -> tuple[int, int]:
+    """Make the file times of `new_src`, the same tarball as `old_src` with another patch
+    series, tell kbuild what differs, so that `old_src`'s build carried over recompiles
+    only that: a file whose content is the old one's gets the old one's time (patched
+    alike by both series, it is not newer than its objects), and one whose content
+    differs, or that the old tree lacks, the time now (one only the old series patched
+    keeps the tarball's time otherwise: older than the objects of the old content). A
+    file of the same size and time in both is the tarball's, and is not read. Returns
+    (files given the old time, files given the time now)."""
+    aligned = touched = 0
+    for directory, _, files in os.walk(new_src):
+        for name in files:
+            new = Path(directory, name)
+            old = old_src / new.relative_to(new_src)
+            try:
+                if new.is_symlink():
+                    continue
+                here = new.stat()
+                try:
+                    there = old.stat()
+                except FileNotFoundError:
+                    there = None
+                if there is not None and (here.st_size, here.st_mtime_ns) == (
+                    there.st_size,
+                    there.st_mtime_ns,
+                ):
+                    continue
+                if there is not None and here.st_size == there.st_size:
+                    if new.read_bytes() == old.read_bytes():
+                        os.utime(new, ns=(there.st_atime_ns, there.st_mtime_ns))
+                        aligned += 1
+                        continue
+                os.utime(new)
+                touched += 1
+            except OSError:
+                os.utime(new)  # unreadable on one side: rebuilt, not trusted
+                touched += 1
+    return aligned, touched
 
 
 def copy_build(

@@ -34,6 +34,7 @@ from roadtest.kernel import (
     cached_kernel,
     ensure_kernel,
     prune,
+    transplant,
     tree,
     verify,
 )
@@ -429,6 +430,61 @@ def test_the_closest_build_of_the_same_variant_is_the_seed(fake: Fake) -> None:
     fake.messages.clear()
     fake.ensure()
     assert str(with_b.build_dir.parent) in _seeded_from(fake)
+
+
+def test_another_patch_series_starts_from_the_build_of_the_last(fake: Fake) -> None:
+    # A patch added, changed or dropped makes a new source tree; kbuild recompiles what
+    # is newer than its objects, so only the files whose content differs may be newer.
+    first = fake.ensure()
+    patched = first.source_dir / "arch/um/file.c"
+    assert patched.read_text() != ORIGINAL  # the series changed it
+    built = first.image.stat().st_mtime_ns
+    cmd = first.build_dir / "init/.main.o.cmd"
+    cmd.parent.mkdir(parents=True, exist_ok=True)
+    cmd.write_text(f"cmd_init/main.o := gcc -I{first.source_dir}/include -c init/main.c\n")
+    fake.write("kernel-patches/series", "")  # the patch dropped
+    fake.messages.clear()
+    second = fake.ensure()
+    assert second.source_dir != first.source_dir
+    assert "(another patch series: 1 source file differ)" in _seeded_from(fake)
+    assert str(first.build_dir.parent) in _seeded_from(fake)
+    # The dropped patch's file has the tarball's content again, and is newer than the
+    # objects built from the patched one; the others keep the tarball's time.
+    reverted = second.source_dir / "arch/um/file.c"
+    assert reverted.read_text() == ORIGINAL and reverted.stat().st_mtime_ns > built
+    assert (second.source_dir / "Makefile").stat().st_mtime_ns < built
+    # The copy's command records name the new tree, not the old one.
+    copied = (second.build_dir / "init/.main.o.cmd").read_text()
+    assert str(second.source_dir) in copied and str(first.source_dir) not in copied
+    # And back: the patch again is the first build's tree, cached.
+    fake.write("kernel-patches/series", "0001-fake-change-b.patch\n")
+    assert fake.ensure() == first
+
+
+def test_retime_for_gives_the_old_time_to_the_same_content_and_now_to_the_rest(
+    tmp_path: Path,
+) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    for top, texts in ((old, ("a", "b1", "c", None)), (new, ("a", "b2", "c", "d"))):
+        for name, text in zip(("same", "differs", "patched-alike", "added"), texts, strict=True):
+            if text is not None:
+                (top / name).parent.mkdir(parents=True, exist_ok=True)
+                (top / name).write_text(text)
+    tarball_time, old_patch_time, new_patch_time = 10**9, 2 * 10**9, 3 * 10**9
+    for name, (t_old, t_new) in {
+        "same": (tarball_time, tarball_time),
+        "differs": (old_patch_time, tarball_time),  # only the old series patched it
+        "patched-alike": (old_patch_time, new_patch_time),
+    }.items():
+        os.utime(old / name, ns=(t_old, t_old))
+        os.utime(new / name, ns=(t_new, t_new))
+    os.utime(new / "added", ns=(tarball_time, tarball_time))
+    before = time.time_ns()
+    assert transplant.retime_for(old, new) == (1, 2)
+    assert (new / "same").stat().st_mtime_ns == tarball_time
+    assert (new / "patched-alike").stat().st_mtime_ns == old_patch_time
+    assert (new / "differs").stat().st_mtime_ns >= before
+    assert (new / "added").stat().st_mtime_ns >= before
 
 
 def test_another_architecture_never_starts_from_a_build_of_this_one(fake: Fake) -> None:
