@@ -22,6 +22,7 @@ from roadtest.kernel.patches_check import (
     FAILED,
     NONE_PASSED,
     PASSED,
+    BuildModule,
     PatchInfo,
     Verdict,
     check_application,
@@ -174,14 +175,20 @@ class Fakes:
         self.runs.append(list(args))
         return self.statuses[log.stem]
 
-    def check(self, patches: list[PatchInfo], index: int, clean: bool = True) -> Verdict:
+    def check(
+        self,
+        patches: list[PatchInfo],
+        index: int,
+        clean: bool = True,
+        build_module: BuildModule | None = None,
+    ) -> Verdict:
         return check_patch(
             patches,
             index,
             self.kernel,
             self.tmp_path / "work",
             "ok",
-            build_module=self.build_module,
+            build_module=build_module or self.build_module,
             run_tests=self.run_tests,
             checkpatch=lambda _: (0, "total: 0 errors\n") if clean else (1, "ERROR: trailing\n"),
         )
@@ -214,16 +221,7 @@ def test_a_fix_a_later_patch_overlaps_is_proven_on_the_module_before_it(tmp_path
             raise RoadtestError("0001.patch cannot be taken back out of drivers/foo/foo.c")
         return built(kernel, source, workdir, reverse, extra)
 
-    verdict = check_patch(
-        patches,
-        0,
-        fakes.kernel,
-        tmp_path / "work",
-        "ok",
-        build_module=overlapped,
-        run_tests=fakes.run_tests,
-        checkpatch=lambda _: (0, "total: 0 errors\n"),
-    )
+    verdict = fakes.check(patches, 0, build_module=overlapped)
     assert verdict.ok, verdict.problems
     assert fakes.builds[-1] == ("before", ["0002.patch", "0001.patch"])
     assert verdict.without.startswith("fails, as it must (the module as it was before")
@@ -265,16 +263,7 @@ def test_a_module_that_does_not_build(tmp_path: Path) -> None:
     def broken(*args: object) -> Path:
         raise RoadtestError("building foo.ko out of tree failed")
 
-    verdict = check_patch(
-        patches,
-        0,
-        fakes.kernel,
-        tmp_path / "work",
-        "ok",
-        build_module=broken,
-        run_tests=fakes.run_tests,
-        checkpatch=lambda _: (0, ""),
-    )
+    verdict = fakes.check(patches, 0, build_module=broken)
     assert verdict.problems[0] == "builds: building foo.ko out of tree failed"
     assert verdict.without == "not run"  # nothing to take the fix out of
 
